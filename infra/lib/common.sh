@@ -1,0 +1,325 @@
+# shellcheck shell=bash
+# Helpers shared by infra/lab and tests/harness/with-services.
+# Source it after setting ROOT (the repository top). Nothing here runs on its own.
+
+PG_BIN=/usr/lib/postgresql/15/bin
+
+# Debian packages that `infra/lab up` needs (build + runtime) and the extra ones `infra/lab test` needs.
+# shellcheck disable=SC2034  # used by infra/lab
+LAB_PKGS=(build-essential meson ninja-build pkg-config libh2o-evloop-dev libssl-dev zlib1g-dev
+          libuv1-dev libpq-dev libhiredis-dev libjansson-dev libcrypt-dev check
+          postgresql-15 postgresql-client-15 redis-server curl ca-certificates)
+# shellcheck disable=SC2034  # used by infra/lab
+TEST_PKGS=(python3 wrk nginx-light apache2-utils curl)
+
+say()  { printf '%s\n' "$*"; }
+step() { printf '==> %s\n' "$*"; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die()  { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+# The OS user that owns PostgreSQL data dirs and must run initdb/pg_ctl.
+pg_os_user() { if is_root; then echo postgres; else id -un; fi; }
+
+# Run a command as the PostgreSQL OS user, from / (an untraversable cwd makes postgres tools complain).
+as_pg() {
+  if is_root; then
+    (cd / && runuser -u postgres -- "$@")
+  else
+    (cd / && "$@")
+  fi
+}
+
+# mkdir owned by the PostgreSQL OS user: pg_mkdir MODE DIR...
+pg_mkdir() {
+  local mode=$1; shift
+  if is_root; then
+    install -d -m "$mode" -o postgres -g postgres "$@"
+  else
+    install -d -m "$mode" "$@"
+  fi
+}
+
+# ---- Debian packages ---------------------------------------------------------------------------
+
+missing_pkgs() {
+  local p st
+  for p in "$@"; do
+    # shellcheck disable=SC2016  # ${Status} is dpkg-query's format, not a shell expansion
+    st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) || st=
+    [ "$st" = "install ok installed" ] || printf '%s\n' "$p"
+  done
+}
+
+# ensure_pkgs PKG...: installs the missing ones (root), or explains and exits 1 (not root).
+ensure_pkgs() {
+  local -a missing
+  mapfile -t missing < <(missing_pkgs "$@" | awk '!seen[$0]++')
+  if [ "${#missing[@]}" -eq 0 ]; then
+    return 0
+  fi
+  if ! is_root; then
+    say "These Debian packages are missing: ${missing[*]}"
+    say "Install them as root, then run this again:"
+    say "  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
+    exit 1
+  fi
+  step "installing packages: ${missing[*]}"
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+# ---- processes (no procps on a bare Debian: read /proc) -------------------------------------------
+
+# read_pidfile FILE: prints the pid if FILE holds a number.
+read_pidfile() {
+  local p=
+  [ -f "$1" ] || return 1
+  read -r p < "$1" || true
+  case $p in ''|*[!0-9]*) return 1 ;; esac
+  printf '%s\n' "$p"
+}
+
+# pid_alive PID: the process exists and is not a zombie (PID 1 here may reap orphans late).
+pid_alive() {
+  local stat
+  [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null || return 1
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  [ "${stat%% *}" != Z ]
+}
+
+# proc_cwd_is PID DIR: the process runs with DIR (resolved) as its working directory.
+proc_cwd_is() {
+  local cwd want
+  cwd=$(readlink "/proc/$1/cwd" 2>/dev/null) || return 1
+  want=$(readlink -f "$2" 2>/dev/null) || return 1
+  [ "$cwd" = "$want" ]
+}
+
+proc_comm_is() {
+  local c
+  c=$(cat "/proc/$1/comm" 2>/dev/null) || return 1
+  [ "$c" = "$2" ]
+}
+
+# proc_has_arg PID ARG: one of the process's argv entries is exactly ARG.
+proc_has_arg() {
+  [ -r "/proc/$1/cmdline" ] || return 1
+  tr '\0' '\n' < "/proc/$1/cmdline" | grep -Fxq -- "$2"
+}
+
+# wait_gone PID SECONDS: 0 once PID is gone, 1 if it is still there after SECONDS.
+wait_gone() {
+  local pid=$1 n=$(( $2 * 10 ))
+  while [ "$n" -gt 0 ]; do
+    pid_alive "$pid" || return 0
+    sleep 0.1
+    n=$((n - 1))
+  done
+  ! pid_alive "$pid"
+}
+
+# stop_pid PID SECONDS: SIGTERM, wait, then SIGKILL.
+stop_pid() {
+  local pid=$1 secs=$2
+  pid_alive "$pid" || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  wait_gone "$pid" "$secs" && return 0
+  warn "pid $pid did not stop within ${secs}s: sending SIGKILL"
+  kill -KILL "$pid" 2>/dev/null || true
+  wait_gone "$pid" 5 || true
+}
+
+# pg_pids_in DIR: postgres processes whose working directory is DIR (backends left by a crash).
+pg_pids_in() {
+  local d pid want
+  want=$(readlink -f "$1" 2>/dev/null) || return 0
+  for d in /proc/[0-9]*; do
+    pid=${d#/proc/}
+    [ "$(readlink "$d/cwd" 2>/dev/null)" = "$want" ] || continue
+    proc_comm_is "$pid" postgres && printf '%s\n' "$pid"
+  done
+  return 0
+}
+
+# ---- ports ----------------------------------------------------------------------------------------
+
+# port_in_use PORT: something accepts TCP connections on 127.0.0.1:PORT.
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# free_port [EXCLUDE...]: a loopback port nothing listens on.
+free_port() {
+  local p tries=0 x ok
+  while [ "$tries" -lt 50 ]; do
+    tries=$((tries + 1))
+    if [ -x /usr/bin/python3 ]; then
+      p=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    else
+      p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 30000 ))
+    fi
+    ok=1
+    for x in "$@"; do [ "$x" = "$p" ] && ok=0; done
+    [ "$ok" = 1 ] && ! port_in_use "$p" && { printf '%s\n' "$p"; return 0; }
+  done
+  die "could not find a free port"
+}
+
+# ---- where PostgreSQL may live ----------------------------------------------------------------------
+
+# pg_dir_ok DIR: the PostgreSQL OS user can traverse DIR and DIR is short and plain enough for a
+# data dir + unix socket dir below it (socket paths must stay under ~107 characters).
+pg_dir_ok() {
+  local dir=$1
+  [ "${#dir}" -le 64 ] || return 1
+  case $dir in *[!A-Za-z0-9/._+-]*) return 1 ;; esac
+  [ -d "$dir" ] || return 1
+  if is_root; then
+    runuser -u postgres -- test -x "$dir" 2>/dev/null
+  else
+    test -x "$dir"
+  fi
+}
+
+# tmp_home: /tmp/sutlab-<hash of ROOT>, ours, created if needed (for repos postgres cannot reach).
+tmp_home() {
+  local h d
+  h=$(printf '%s' "$ROOT" | sha256sum | cut -c1-10)
+  d=/tmp/sutlab-$h
+  if [ ! -d "$d" ]; then
+    mkdir -m 755 "$d"
+  fi
+  if [ -L "$d" ] || [ ! -O "$d" ]; then
+    die "$d exists but is not a directory owned by $(id -un): remove it"
+  fi
+  printf '%s\n' "$d"
+}
+
+# pg_init DATA LOG: initdb into DATA (created, owned by the PostgreSQL OS user) and make
+# postgresql.conf include sutlab.conf, which pg_write_conf rewrites before each start.
+pg_init() {
+  local data=$1 log=$2
+  pg_mkdir 700 "$data"
+  if ! as_pg "$PG_BIN/initdb" -D "$data" -A trust -U postgres -E UTF8 --locale=C.UTF-8 --no-sync \
+       >"$log.initdb" 2>&1; then
+    cat "$log.initdb" >&2
+    die "initdb failed in $data"
+  fi
+  rm -f "$log.initdb"
+  printf "\n# sutlab: per-instance settings (port, sockets) live in sutlab.conf\ninclude_if_exists = 'sutlab.conf'\n" \
+    >> "$data/postgresql.conf"
+}
+
+# pg_write_conf DATA PORT SOCKDIR [EXTRA LINE...]
+pg_write_conf() {
+  local data=$1 port=$2 sock=$3; shift 3
+  {
+    printf '# written by sutlab infra scripts; rewritten on every start\n'
+    printf "listen_addresses = '127.0.0.1'\n"
+    printf 'port = %s\n' "$port"
+    printf "unix_socket_directories = '%s'\n" "$sock"
+    [ "$#" -gt 0 ] && printf '%s\n' "$@"
+  } > "$data/sutlab.conf"
+  if is_root; then chown postgres:postgres "$data/sutlab.conf"; fi
+}
+
+# pg_running_pid DATA: pid of the postmaster serving DATA, if one runs; clears a stale postmaster.pid.
+pg_running_pid() {
+  local data=$1 pid
+  pid=$(read_pidfile "$data/postmaster.pid") || return 1
+  if pid_alive "$pid" && proc_comm_is "$pid" postgres && proc_cwd_is "$pid" "$data"; then
+    printf '%s\n' "$pid"
+    return 0
+  fi
+  return 1
+}
+
+# pg_clear_stale DATA: after a crash, kill leftover backends and remove a stale postmaster.pid.
+pg_clear_stale() {
+  local data=$1 p
+  pg_running_pid "$data" >/dev/null && return 0
+  for p in $(pg_pids_in "$data"); do
+    kill -KILL "$p" 2>/dev/null || true
+  done
+  if [ -f "$data/postmaster.pid" ]; then
+    say "(removing stale $data/postmaster.pid)"
+    rm -f "$data/postmaster.pid"
+  fi
+}
+
+# pg_port_of DATA: the port in a running postmaster.pid (4th line).
+pg_port_of() { sed -n 4p "$1/postmaster.pid" 2>/dev/null; }
+
+# pg_start DATA LOG: start and wait until it accepts connections. Returns pg_ctl's status.
+pg_start() {
+  local data=$1 log=$2
+  as_pg "$PG_BIN/pg_ctl" -D "$data" -l "$log" -w -t 60 start >/dev/null
+}
+
+# pg_stop DATA MODE: stop the postmaster serving DATA (if any) and any orphaned backends.
+pg_stop() {
+  local data=$1 mode=$2 pid p
+  if pid=$(pg_running_pid "$data"); then
+    if ! as_pg "$PG_BIN/pg_ctl" -D "$data" -m "$mode" -w -t 30 stop >/dev/null 2>&1; then
+      warn "pg_ctl stop failed; killing postmaster $pid"
+      kill -QUIT "$pid" 2>/dev/null || true
+      wait_gone "$pid" 5 || kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  for p in $(pg_pids_in "$data"); do
+    kill -KILL "$p" 2>/dev/null || true
+  done
+  rm -f "$data/postmaster.pid"
+}
+
+# ---- Redis -------------------------------------------------------------------------------------------
+
+# redis_ping PORT: PONG from 127.0.0.1:PORT (bash /dev/tcp, no redis-cli needed).
+redis_ping() {
+  local line=
+  {
+    exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+    printf 'PING\r\n' >&3
+    read -r -t 2 line <&3 || true
+    exec 3<&-
+  } 2>/dev/null
+  [ "${line%$'\r'}" = "+PONG" ]
+}
+
+# redis_running_pid PIDFILE DIR: pid of our redis-server (one that runs in DIR).
+redis_running_pid() {
+  local pid
+  pid=$(read_pidfile "$1") || return 1
+  if pid_alive "$pid" && proc_comm_is "$pid" redis-server && proc_cwd_is "$pid" "$2"; then
+    printf '%s\n' "$pid"
+    return 0
+  fi
+  return 1
+}
+
+# redis_start PORT DIR PIDFILE LOGFILE: daemonized redis-server without persistence; waits for PONG.
+redis_start() {
+  local port=$1 dir=$2 pidfile=$3 logfile=$4 n=50 pid
+  rm -f "$pidfile"
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
+    --pidfile "$pidfile" --logfile "$logfile" --dir "$dir" >/dev/null
+  while [ "$n" -gt 0 ]; do
+    if pid=$(redis_running_pid "$pidfile" "$dir") && redis_ping "$port"; then
+      return 0
+    fi
+    sleep 0.05
+    n=$((n - 1))
+  done
+  if [ -n "${pid:-}" ]; then kill -KILL "$pid" 2>/dev/null || true; fi
+  return 1
+}
+
+# redis_stop PIDFILE DIR: SIGTERM our (verified) redis-server (no persistence: nothing is saved).
+redis_stop() {
+  local pid
+  if pid=$(redis_running_pid "$1" "$2"); then
+    stop_pid "$pid" 5
+  fi
+  rm -f "$1"
+}

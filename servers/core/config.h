@@ -1,0 +1,71 @@
+/*
+ * config: the flags of `sutlab serve`, read from SUTLAB_* environment
+ * variables and then the command line (the command line wins), validated
+ * into one config_t that is immutable once the server starts.
+ *
+ * Pure logic: no I/O except config_print_help(). Strings in config_t point
+ * into argv/envp (or static defaults) and live as long as the process.
+ */
+#ifndef SUTLAB_CONFIG_H
+#define SUTLAB_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define CONFIG_MAX_LISTEN 8
+#define CONFIG_MAX_WORKERS 256
+
+typedef struct config_addr {
+    char host[256]; /* numeric or name; "" means any address */
+    unsigned short port;
+} config_addr_t;
+
+typedef enum config_log_mode {
+    CONFIG_LOG_OFF = 0,
+    CONFIG_LOG_ACCESS,
+    CONFIG_LOG_VERBOSE,
+} config_log_mode_t;
+
+typedef struct config {
+    config_addr_t listen[CONFIG_MAX_LISTEN];
+    size_t nlisten;
+    int workers;
+    const char *docroot;
+    const char *db_url;
+    int db_conns;
+    const char *redis_url;
+    config_addr_t metrics_listen;
+    int has_metrics_listen;
+    int keepalive_timeout; /* seconds; 0 = close after every response */
+    int backlog;
+    int gzip;
+    config_log_mode_t log;
+    const char *log_file; /* NULL = stdout */
+    int drain_timeout;    /* seconds a graceful stop waits for open connections */
+} config_t;
+
+typedef enum config_result {
+    CONFIG_OK = 0,
+    CONFIG_HELP,  /* --help was given: print help, exit 0 */
+    CONFIG_ERROR, /* err holds a one-line message: exit 2 */
+} config_result_t;
+
+/* Fills cfg from defaults, then envp (SUTLAB_*), then argv (argv[0] is the
+ * subcommand name and is skipped). ncpus is the default for --workers. */
+config_result_t config_parse(config_t *cfg, int argc, char **argv, char **envp, int ncpus, char *err, size_t errlen);
+
+/* Writes the --help text: every flag, its argument, default and meaning. */
+void config_print_help(FILE *out, int ncpus);
+
+/* Renders the flags in force that change behaviour under load, as
+ * "--name=value" items separated by spaces (for sutlab_build_info and
+ * startup output). Secrets (URLs) and paths are left out. Returns the length
+ * that was needed, like snprintf. */
+size_t config_format_flags(const config_t *cfg, char *buf, size_t len);
+
+/* Parses "HOST:PORT", "[V6]:PORT" or ":PORT". Returns 0 on success. */
+int config_parse_addr(const char *s, config_addr_t *out);
+
+const char *config_log_mode_name(config_log_mode_t mode);
+
+#endif

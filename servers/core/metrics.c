@@ -1,0 +1,218 @@
+#include "core/metrics.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Up to 60 s, as the lab's slowest cases (work/sleep, a stalled database)
+ * must still land in a finite bucket. */
+const double metrics_bucket_bounds[METRICS_NBUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                        0.25,   0.5,   1,      2.5,   5,    10,   30,    60};
+
+static const struct {
+    int code;
+    const char *label;
+} status_codes[METRICS_NSTATUS - 1] = {
+    {200, "200"}, {201, "201"}, {204, "204"}, {206, "206"}, {301, "301"}, {302, "302"},
+    {304, "304"}, {400, "400"}, {401, "401"}, {403, "403"}, {404, "404"}, {405, "405"},
+    {408, "408"}, {409, "409"}, {413, "413"}, {416, "416"}, {422, "422"}, {429, "429"},
+    {500, "500"}, {502, "502"}, {503, "503"}, {504, "504"},
+};
+
+static const char *const method_names[METRICS_NMETHODS] = {"GET",   "HEAD",   "POST",    "PUT",
+                                                           "PATCH", "DELETE", "OPTIONS", "other"};
+
+size_t metrics_status_slot(int status)
+{
+    for (size_t i = 0; i < METRICS_NSTATUS - 1; i++)
+        if (status_codes[i].code == status)
+            return i;
+    return METRICS_NSTATUS - 1;
+}
+
+const char *metrics_status_label(size_t slot)
+{
+    return slot < METRICS_NSTATUS - 1 ? status_codes[slot].label : "other";
+}
+
+static size_t method_index(unsigned method_bit)
+{
+    for (size_t i = 0; i < METRICS_NMETHODS - 1; i++)
+        if (method_bit == (1u << i))
+            return i;
+    return METRICS_NMETHODS - 1;
+}
+
+int metrics_init(metrics_t *m, const char *const *route_names, size_t nroutes, size_t nworkers, const char *version,
+                 const char *flags)
+{
+    memset(m, 0, sizeof(*m));
+    m->route_names = route_names;
+    m->nroutes = nroutes;
+    m->nworkers = nworkers;
+    m->version = version;
+    m->flags = flags;
+    if ((m->workers = calloc(nworkers, sizeof(*m->workers))) == NULL)
+        return -1;
+    for (size_t w = 0; w < nworkers; w++) {
+        m->workers[w].http_requests = calloc(nroutes * METRICS_NMETHODS * METRICS_NSTATUS, sizeof(uint64_t));
+        m->workers[w].http_durations = calloc(nroutes, sizeof(metrics_histogram_t));
+        if (m->workers[w].http_requests == NULL || m->workers[w].http_durations == NULL) {
+            metrics_dispose(m);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void metrics_dispose(metrics_t *m)
+{
+    if (m->workers != NULL) {
+        for (size_t w = 0; w < m->nworkers; w++) {
+            free(m->workers[w].http_requests);
+            free(m->workers[w].http_durations);
+        }
+        free(m->workers);
+    }
+    m->workers = NULL;
+}
+
+void metrics_histogram_observe(metrics_histogram_t *h, uint64_t ns)
+{
+    double seconds = (double)ns / 1e9;
+    size_t i = 0;
+    while (i < METRICS_NBUCKETS && seconds > metrics_bucket_bounds[i])
+        i++;
+    metrics_add(&h->counts[i], 1);
+    metrics_add(&h->sum_ns, ns);
+}
+
+void metrics_observe_request(metrics_t *m, size_t worker, size_t route, unsigned method_bit, int status,
+                             uint64_t duration_ns)
+{
+    metrics_worker_t *w = &m->workers[worker];
+    if (route >= m->nroutes)
+        return;
+    size_t idx = (route * METRICS_NMETHODS + method_index(method_bit)) * METRICS_NSTATUS + metrics_status_slot(status);
+    metrics_add(&w->http_requests[idx], 1);
+    metrics_histogram_observe(&w->http_durations[route], duration_ns);
+}
+
+static uint64_t load(const uint64_t *slot)
+{
+    return __atomic_load_n(slot, __ATOMIC_RELAXED);
+}
+
+/* Label values may hold any byte; escape what the text format requires. */
+static void put_label_value(FILE *f, const char *s)
+{
+    for (; *s != '\0'; s++) {
+        if (*s == '\\' || *s == '"')
+            fprintf(f, "\\%c", *s);
+        else if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static void render_requests(FILE *f, const metrics_t *m)
+{
+    fputs("# HELP http_requests_total HTTP requests completed, by route template, method and status code.\n"
+          "# TYPE http_requests_total counter\n",
+          f);
+    for (size_t r = 0; r < m->nroutes; r++) {
+        for (size_t meth = 0; meth < METRICS_NMETHODS; meth++) {
+            for (size_t s = 0; s < METRICS_NSTATUS; s++) {
+                size_t idx = (r * METRICS_NMETHODS + meth) * METRICS_NSTATUS + s;
+                uint64_t total = 0;
+                for (size_t w = 0; w < m->nworkers; w++)
+                    total += load(&m->workers[w].http_requests[idx]);
+                if (total == 0)
+                    continue;
+                fputs("http_requests_total{route=\"", f);
+                put_label_value(f, m->route_names[r]);
+                fprintf(f, "\",method=\"%s\",code=\"%s\"} %llu\n", method_names[meth], metrics_status_label(s),
+                        (unsigned long long)total);
+            }
+        }
+    }
+}
+
+static void render_durations(FILE *f, const metrics_t *m)
+{
+    fputs("# HELP http_request_duration_seconds Time from routing a request to the end of its response.\n"
+          "# TYPE http_request_duration_seconds histogram\n",
+          f);
+    for (size_t r = 0; r < m->nroutes; r++) {
+        uint64_t counts[METRICS_NBUCKETS + 1] = {0}, sum_ns = 0, cumulative = 0;
+        for (size_t w = 0; w < m->nworkers; w++) {
+            const metrics_histogram_t *h = &m->workers[w].http_durations[r];
+            for (size_t b = 0; b <= METRICS_NBUCKETS; b++)
+                counts[b] += load(&h->counts[b]);
+            sum_ns += load(&h->sum_ns);
+        }
+        for (size_t b = 0; b <= METRICS_NBUCKETS; b++)
+            cumulative += counts[b];
+        if (cumulative == 0)
+            continue;
+        cumulative = 0;
+        for (size_t b = 0; b <= METRICS_NBUCKETS; b++) {
+            cumulative += counts[b];
+            fputs("http_request_duration_seconds_bucket{route=\"", f);
+            put_label_value(f, m->route_names[r]);
+            if (b < METRICS_NBUCKETS)
+                fprintf(f, "\",le=\"%g\"} %llu\n", metrics_bucket_bounds[b], (unsigned long long)cumulative);
+            else
+                fprintf(f, "\",le=\"+Inf\"} %llu\n", (unsigned long long)cumulative);
+        }
+        fputs("http_request_duration_seconds_sum{route=\"", f);
+        put_label_value(f, m->route_names[r]);
+        fprintf(f, "\"} %.9f\n", (double)sum_ns / 1e9);
+        fputs("http_request_duration_seconds_count{route=\"", f);
+        put_label_value(f, m->route_names[r]);
+        fprintf(f, "\"} %llu\n", (unsigned long long)cumulative);
+    }
+}
+
+static void render_workers(FILE *f, const metrics_t *m)
+{
+    uint64_t open = 0;
+    for (size_t w = 0; w < m->nworkers; w++)
+        open += load(&m->workers[w].connections_open);
+    fprintf(f,
+            "# HELP http_connections_open Client connections currently open.\n"
+            "# TYPE http_connections_open gauge\n"
+            "http_connections_open %llu\n",
+            (unsigned long long)open);
+    fputs("# HELP event_loop_lag_seconds How late the worker's 100 ms timer last fired (a blocked loop shows here).\n"
+          "# TYPE event_loop_lag_seconds gauge\n",
+          f);
+    for (size_t w = 0; w < m->nworkers; w++)
+        fprintf(f, "event_loop_lag_seconds{worker=\"%zu\"} %.6f\n", w,
+                (double)load(&m->workers[w].loop_lag_us) / 1e6);
+}
+
+char *metrics_render(const metrics_t *m, size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    if (f == NULL)
+        return NULL;
+    fputs("# HELP sutlab_build_info Version and the flags in force (always 1).\n"
+          "# TYPE sutlab_build_info gauge\n"
+          "sutlab_build_info{version=\"",
+          f);
+    put_label_value(f, m->version);
+    fputs("\",flags=\"", f);
+    put_label_value(f, m->flags);
+    fputs("\"} 1\n", f);
+    render_requests(f, m);
+    render_durations(f, m);
+    render_workers(f, m);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}

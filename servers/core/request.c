@@ -1,0 +1,174 @@
+#include "core/request.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/respond.h"
+#include "core/server.h"
+
+static void on_prefilter_setup_ostream(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
+{
+    h2o_setup_next_prefilter(self, req, slot);
+}
+
+request_t *request_attach(h2o_req_t *req, server_worker_t *worker, unsigned route_id)
+{
+    request_t *rq = request_of(req);
+    if (rq != NULL) {
+        rq->route_id = route_id;
+        return rq;
+    }
+    rq = (request_t *)h2o_add_prefilter(req, sizeof(*rq));
+    /* h2o_add_prefilter links `super` in; clear the rest by hand */
+    memset((char *)rq + sizeof(rq->super), 0, sizeof(*rq) - sizeof(rq->super));
+    rq->super.on_setup_ostream = on_prefilter_setup_ostream;
+    rq->worker = worker;
+    rq->route_id = route_id;
+    rq->started_ns = request_now_ns();
+    return rq;
+}
+
+uint64_t request_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+request_t *request_of(h2o_req_t *req)
+{
+    for (h2o_req_prefilter_t *p = req->prefilters; p != NULL; p = p->next)
+        if (p->on_setup_ostream == on_prefilter_setup_ostream)
+            return (request_t *)p;
+    return NULL;
+}
+
+const char *request_error_json(int status)
+{
+    switch (status) {
+    case 400:
+        return "{\"errors\":{\"request\":[\"malformed request\"]}}";
+    case 403:
+        return "{\"errors\":{\"path\":[\"access forbidden\"]}}";
+    case 404:
+        return "{\"errors\":{\"route\":[\"not found\"]}}";
+    case 405:
+        return "{\"errors\":{\"method\":[\"method not allowed\"]}}";
+    case 413:
+        return "{\"errors\":{\"body\":[\"request body too large (limit 1 MiB)\"]}}";
+    case 416:
+        return "{\"errors\":{\"range\":[\"range not satisfiable\"]}}";
+    case 417:
+        return "{\"errors\":{\"expect\":[\"expectation failed\"]}}";
+    case 503:
+        return "{\"errors\":{\"server\":[\"service unavailable, retry later\"]}}";
+    default:
+        return status < 500 ? "{\"errors\":{\"request\":[\"request rejected\"]}}"
+                            : "{\"errors\":{\"server\":[\"internal error\"]}}";
+    }
+}
+
+/* --- the response filter -------------------------------------------------- */
+
+/* An ostream that swallows libh2o's plain-text error body and sends the JSON
+ * document instead, once, with whatever send state the generator reports. */
+typedef struct json_error_ostream {
+    h2o_ostream_t super;
+    h2o_iovec_t body;
+    int sent;
+} json_error_ostream_t;
+
+static void json_error_do_send(h2o_ostream_t *_self, h2o_req_t *req, h2o_iovec_t *bufs, size_t bufcnt,
+                               h2o_send_state_t state)
+{
+    json_error_ostream_t *self = (json_error_ostream_t *)_self;
+    (void)bufs;
+    (void)bufcnt;
+    if (!self->sent && self->body.len != 0) {
+        self->sent = 1;
+        h2o_ostream_send_next(&self->super, req, &self->body, 1, state);
+    } else {
+        h2o_ostream_send_next(&self->super, req, NULL, 0, state);
+    }
+}
+
+static int has_json_body(h2o_req_t *req)
+{
+    ssize_t i = h2o_find_header(&req->res.headers, H2O_TOKEN_CONTENT_TYPE, -1);
+    if (i == -1)
+        return 0;
+    h2o_iovec_t v = req->res.headers.entries[i].value;
+    return v.len >= 16 && h2o_lcstris(v.base, 16, H2O_STRLIT("application/json"));
+}
+
+static void replace_error_body(h2o_req_t *req, h2o_ostream_t ***slot)
+{
+    const char *json = request_error_json(req->res.status);
+    ssize_t i = h2o_find_header(&req->res.headers, H2O_TOKEN_CONTENT_TYPE, -1);
+    request_t *rq = request_of(req);
+    json_error_ostream_t *os;
+
+    if (i != -1)
+        req->res.headers.entries[i].value = h2o_iovec_init(H2O_STRLIT("application/json"));
+    else
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, H2O_STRLIT("application/json"));
+    req->res.content_length = strlen(json);
+    os = (json_error_ostream_t *)h2o_add_ostream(req, sizeof(*os), *slot);
+    os->super.do_send = json_error_do_send;
+    os->sent = 0;
+    os->body = h2o_memis(req->input.method.base, req->input.method.len, H2O_STRLIT("HEAD"))
+                   ? h2o_iovec_init(NULL, 0)
+                   : h2o_iovec_init(json, strlen(json));
+    if (rq != NULL)
+        rq->response_body = h2o_iovec_init(json, strlen(json));
+    *slot = &os->super.next;
+}
+
+static void on_filter_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
+{
+    server_worker_t *worker = server_worker_of(req);
+    request_t *rq = request_of(req);
+    char *timing;
+    int n;
+    (void)self;
+
+    if (req->res.status >= 400 && !has_json_body(req))
+        replace_error_body(req, &slot);
+
+    timing = h2o_mem_alloc_pool(&req->pool, 96);
+    n = snprintf(timing, 96, "db;dur=%.3f, cache;dur=%.3f, app;dur=%.3f", rq != NULL ? (double)rq->db_ns / 1e6 : 0.0,
+                 rq != NULL ? (double)rq->cache_ns / 1e6 : 0.0,
+                 rq != NULL ? (double)(request_now_ns() - rq->started_ns) / 1e6 : 0.0);
+    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("server-timing"), 0, NULL, timing, (size_t)n);
+
+    if (worker->server->cfg->keepalive_timeout == 0)
+        req->http1_is_persistent = 0;
+
+    h2o_setup_next_ostream(req, slot);
+}
+
+/* --- the completion logger ------------------------------------------------ */
+
+static void on_log_access(h2o_logger_t *self, h2o_req_t *req)
+{
+    server_worker_t *worker = server_worker_of(req);
+    server_t *server = worker->server;
+    request_t *rq = request_of(req);
+    unsigned route = rq != NULL ? rq->route_id : server->route_unmatched;
+    (void)self;
+
+    metrics_observe_request(&server->metrics, worker->index, route,
+                            router_method_from_name(req->input.method.base, req->input.method.len), req->res.status,
+                            rq != NULL ? request_now_ns() - rq->started_ns : 0);
+    if (server->log.mode != CONFIG_LOG_OFF)
+        log_writer_request(&worker->log, req, rq != NULL ? rq->response_body : h2o_iovec_init(NULL, 0));
+}
+
+void request_hooks_register(h2o_pathconf_t *pathconf)
+{
+    h2o_filter_t *filter = h2o_create_filter(pathconf, sizeof(*filter));
+    h2o_logger_t *logger = h2o_create_logger(pathconf, sizeof(*logger));
+    filter->on_setup_ostream = on_filter_setup_ostream;
+    logger->log_access = on_log_access;
+}

@@ -1,0 +1,61 @@
+/*
+ * request: sutlab's per-request state and the two h2o hooks that see every
+ * response, whoever produced it (a route handler, libh2o's file handler, or
+ * libh2o itself rejecting a malformed or oversized request):
+ *
+ *   - a response filter that adds Server-Timing, enforces close mode
+ *     (--keepalive-timeout 0) and turns libh2o's plain-text error bodies
+ *     into the JSON error format;
+ *   - a logger that, once the response is sent, counts it in the metrics
+ *     and writes the access/verbose log line.
+ *
+ * request_t lives in the h2o request's memory pool, so it is freed with the
+ * request. It is linked into the request as an h2o prefilter, which is the
+ * only per-request extension slot libh2o 2.2.5 offers; the prefilter itself
+ * does nothing.
+ */
+#ifndef SUTLAB_REQUEST_H
+#define SUTLAB_REQUEST_H
+
+#include <h2o.h>
+#include <stdint.h>
+
+#include "core/router.h"
+
+struct server_worker;
+
+typedef struct request {
+    h2o_req_prefilter_t super; /* first: request_of() finds us through it */
+    struct server_worker *worker;
+    unsigned route_id;
+    uint64_t started_ns; /* CLOCK_MONOTONIC when routing began */
+    router_match_t match; /* path parameters point into req->path_normalized */
+    uint64_t db_ns;       /* time spent waiting on PostgreSQL, for Server-Timing */
+    uint64_t cache_ns;    /* time spent waiting on Redis */
+    h2o_iovec_t response_body; /* set by respond_*; written by --log verbose */
+} request_t;
+
+/* A route handler. Returns 0 once it has responded or will respond later
+ * (it must then respond exactly once, on the worker thread). */
+typedef int (*request_handler_fn)(h2o_req_t *req, request_t *rq);
+
+/* Attaches sutlab's state to req (once; later calls return the same). */
+request_t *request_attach(h2o_req_t *req, struct server_worker *worker, unsigned route_id);
+
+/* CLOCK_MONOTONIC in nanoseconds: libh2o's timestamps are cached per
+ * event-loop pass, too coarse for sub-millisecond requests. */
+uint64_t request_now_ns(void);
+
+/* The state attached to req, or NULL (e.g. libh2o rejected the request
+ * before any handler ran). */
+request_t *request_of(h2o_req_t *req);
+
+/* Registers the response filter and the completion logger on a path
+ * configuration. Call for every pathconf, including the host's fallback. */
+void request_hooks_register(h2o_pathconf_t *pathconf);
+
+/* The JSON error body libh2o's own text errors are replaced with, for a
+ * status. Exposed for tests. Returns a static string. */
+const char *request_error_json(int status);
+
+#endif

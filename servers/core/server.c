@@ -1,0 +1,425 @@
+#include "core/server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "build_config.h"
+#include "core/respond.h"
+
+#define TICK_MS 100
+#define ACCEPTS_PER_EVENT 64 /* accept several connections per readiness event, as h2o's own server does */
+
+typedef struct dispatch_handler {
+    h2o_handler_t super;
+    server_t *server;
+    int metrics_only; /* the --metrics-listen host serves /metrics and nothing else */
+} dispatch_handler_t;
+
+/* --- request dispatch ----------------------------------------------------- */
+
+static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
+{
+    dispatch_handler_t *self = (dispatch_handler_t *)_self;
+    server_t *s = self->server;
+    server_worker_t *worker = server_worker_of(req);
+    unsigned method = router_method_from_name(req->method.base, req->method.len);
+    router_match_t match;
+    request_t *rq;
+    char allow[96];
+
+    switch (router_match(&s->router, method, req->path_normalized.base, req->path_normalized.len, &match)) {
+    case ROUTER_FOUND:
+        if (self->metrics_only && strcmp(match.route->template, "/metrics") != 0)
+            break;
+        rq = request_attach(req, worker, match.route->id);
+        rq->match = match;
+        return ((request_handler_fn)match.route->handler)(req, rq);
+    case ROUTER_METHOD_NOT_ALLOWED:
+        if (self->metrics_only && strcmp(match.route->template, "/metrics") != 0)
+            break;
+        request_attach(req, worker, match.route->id);
+        router_format_allow(match.allowed, allow, sizeof(allow));
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, h2o_strdup(&req->pool, allow, SIZE_MAX).base,
+                       strlen(allow));
+        respond_error(req, 405, "method", "method not allowed");
+        return 0;
+    case ROUTER_NOT_FOUND:
+        break;
+    }
+    /* not an app route: libh2o's file handler comes next */
+    request_attach(req, worker, s->route_static);
+    return -1;
+}
+
+static int on_fallback(h2o_handler_t *self, h2o_req_t *req)
+{
+    server_worker_t *worker = server_worker_of(req);
+    (void)self;
+    request_attach(req, worker, worker->server->route_unmatched);
+    respond_error(req, 404, "route", "not found");
+    return 0;
+}
+
+/* --- connections ---------------------------------------------------------- */
+
+static void on_connection_closed(void *data)
+{
+    server_worker_t *w = data;
+    w->connections--;
+    metrics_set(&w->server->metrics.workers[w->index].connections_open, w->connections);
+}
+
+static void on_accept(h2o_socket_t *listener, const char *err)
+{
+    h2o_accept_ctx_t *accept_ctx = listener->data;
+    server_worker_t *w = (server_worker_t *)accept_ctx->ctx;
+
+    if (err != NULL)
+        return;
+    for (int i = 0; i < ACCEPTS_PER_EVENT; i++) {
+        h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
+        if (sock == NULL)
+            break;
+        w->connections++;
+        metrics_set(&w->server->metrics.workers[w->index].connections_open, w->connections);
+        sock->on_close.cb = on_connection_closed;
+        sock->on_close.data = w;
+        h2o_accept(accept_ctx, sock);
+    }
+}
+
+/* --- worker life cycle ---------------------------------------------------- */
+
+static void begin_drain(server_worker_t *w)
+{
+    if (w->stopping)
+        return;
+    w->stopping = 1;
+    for (size_t i = 0; i < w->nfds; i++) {
+        if (w->listeners[i] == NULL)
+            continue;
+        h2o_socket_read_stop(w->listeners[i]);
+        h2o_socket_close(w->listeners[i]);
+        w->listeners[i] = NULL;
+    }
+    /* Keep-alive connections stop being persistent after their current
+     * response; HTTP/2 ones get GOAWAY. */
+    h2o_context_request_shutdown(&w->ctx);
+    /* libh2o 2.2.5 has no way to close idle HTTP/1 connections on shutdown.
+     * Idle ones wait on the request timeout: shrinking it to zero expires
+     * them at once, while requests being processed are not on that timer. */
+    w->ctx.http1.req_timeout.timeout = 0;
+    w->drain_deadline = h2o_now(w->ctx.loop) + (uint64_t)w->server->cfg->drain_timeout * 1000;
+}
+
+static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
+{
+    server_worker_t *w = H2O_STRUCT_FROM_MEMBER(server_worker_t, control, receiver);
+    while (!h2o_linklist_is_empty(messages)) {
+        h2o_multithread_message_t *msg = H2O_STRUCT_FROM_MEMBER(h2o_multithread_message_t, link, messages->next);
+        h2o_linklist_unlink(&msg->link);
+        if (msg == &w->stop_message)
+            begin_drain(w);
+    }
+}
+
+static void on_tick(h2o_timeout_entry_t *entry)
+{
+    server_worker_t *w = H2O_STRUCT_FROM_MEMBER(server_worker_t, tick_entry, entry);
+    uint64_t now = h2o_now(w->ctx.loop), due = w->tick_armed_at + TICK_MS;
+
+    metrics_set(&w->server->metrics.workers[w->index].loop_lag_us, now > due ? (now - due) * 1000 : 0);
+    log_writer_flush(&w->log);
+    w->tick_armed_at = now;
+    h2o_timeout_link(w->ctx.loop, &w->tick_timeout, &w->tick_entry);
+}
+
+static void *worker_main(void *arg)
+{
+    server_worker_t *w = arg;
+    h2o_evloop_t *loop = w->ctx.loop;
+
+    for (size_t i = 0; i < w->nfds; i++)
+        h2o_socket_read_start(w->listeners[i], on_accept);
+    w->tick_armed_at = h2o_now(loop);
+    h2o_timeout_link(loop, &w->tick_timeout, &w->tick_entry);
+
+    while (!(w->stopping && (w->connections == 0 || h2o_now(loop) >= w->drain_deadline)))
+        h2o_evloop_run(loop, INT32_MAX);
+
+    log_writer_flush(&w->log);
+    return NULL;
+}
+
+/* --- sockets -------------------------------------------------------------- */
+
+static int bind_listener(const config_addr_t *addr, int backlog, char *err, size_t errlen)
+{
+    struct addrinfo hints = {0}, *res = NULL;
+    char port[8];
+    int fd = -1, on = 1, gai;
+
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    snprintf(port, sizeof(port), "%u", addr->port);
+    if ((gai = getaddrinfo(addr->host[0] != '\0' ? addr->host : NULL, port, &hints, &res)) != 0) {
+        snprintf(err, errlen, "cannot resolve listen address %.100s:%u: %s", addr->host, addr->port, gai_strerror(gai));
+        return -1;
+    }
+    if ((fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0 || bind(fd, res->ai_addr, res->ai_addrlen) != 0 ||
+        listen(fd, backlog) != 0) {
+        snprintf(err, errlen, "cannot listen on %.100s:%u: %s", addr->host, addr->port, strerror(errno));
+        if (fd != -1)
+            close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+/* Binds every worker's sockets up front, so an address in use fails the
+ * start with a clear message instead of a thread dying later. */
+static int bind_all(server_t *s, char *err, size_t errlen)
+{
+    const config_t *cfg = s->cfg;
+    for (int i = 0; i < cfg->workers; i++) {
+        server_worker_t *w = &s->workers[i];
+        int with_metrics = cfg->has_metrics_listen && i == 0;
+        w->nfds = cfg->nlisten + (with_metrics ? 1 : 0);
+        w->fds = calloc(w->nfds, sizeof(int));
+        w->listeners = calloc(w->nfds, sizeof(h2o_socket_t *));
+        if (w->fds == NULL || w->listeners == NULL) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        for (size_t j = 0; j < cfg->nlisten; j++)
+            if ((w->fds[j] = bind_listener(&cfg->listen[j], cfg->backlog, err, errlen)) == -1)
+                return -1;
+        if (with_metrics && (w->fds[w->nfds - 1] = bind_listener(&cfg->metrics_listen, cfg->backlog, err, errlen)) == -1)
+            return -1;
+    }
+    return 0;
+}
+
+/* --- set-up --------------------------------------------------------------- */
+
+int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen)
+{
+    struct stat st;
+
+    memset(s, 0, sizeof(*s));
+    s->cfg = cfg;
+    if (stat(cfg->docroot, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "--docroot: '%s' is not a directory", cfg->docroot);
+        return -1;
+    }
+    if (log_sink_open(&s->log, cfg->log, cfg->log_file, err, errlen) != 0)
+        return -1;
+    router_init(&s->router);
+
+    h2o_config_init(&s->globalconf);
+    s->globalconf.server_name = h2o_iovec_init(H2O_STRLIT("sutlab/" SUTLAB_VERSION));
+    s->globalconf.max_request_entity_size = 1024 * 1024;
+    /* The request timeout is both the idle keep-alive timeout and the time a
+     * client has to send its headers, so close mode keeps the default. */
+    if (cfg->keepalive_timeout > 0) {
+        s->globalconf.http1.req_timeout = (uint64_t)cfg->keepalive_timeout * 1000;
+        s->globalconf.http2.idle_timeout = (uint64_t)cfg->keepalive_timeout * 1000;
+    }
+    s->globalconf.http2.graceful_shutdown_timeout = (uint64_t)cfg->drain_timeout * 1000;
+    s->hostconf = h2o_config_register_host(&s->globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+    if (cfg->has_metrics_listen)
+        s->metrics_hostconf = h2o_config_register_host(&s->globalconf, h2o_iovec_init(H2O_STRLIT("metrics")), 65535);
+    return 0;
+}
+
+int server_add_route(server_t *s, unsigned methods, const char *tmpl, request_handler_fn handler)
+{
+    return router_add(&s->router, methods, tmpl, (void *)handler);
+}
+
+static void register_dispatch(server_t *s, h2o_pathconf_t *pathconf, int metrics_only)
+{
+    dispatch_handler_t *h = (dispatch_handler_t *)h2o_create_handler(pathconf, sizeof(*h));
+    h->super.on_req = on_dispatch;
+    h->server = s;
+    h->metrics_only = metrics_only;
+}
+
+static void register_fallback(h2o_pathconf_t *pathconf)
+{
+    h2o_handler_t *h = h2o_create_handler(pathconf, sizeof(*h));
+    h->on_req = on_fallback;
+}
+
+/* route → handler → (files) → 404, with the hooks that see every response */
+static int configure_paths(server_t *s, char *err, size_t errlen)
+{
+    char docroot[PATH_MAX];
+    h2o_pathconf_t *pathconf;
+
+    if (realpath(s->cfg->docroot, docroot) == NULL) {
+        snprintf(err, errlen, "--docroot: cannot resolve '%s': %s", s->cfg->docroot, strerror(errno));
+        return -1;
+    }
+    pathconf = h2o_config_register_path(s->hostconf, "/", 0);
+    request_hooks_register(pathconf);
+    if (s->cfg->gzip) {
+        h2o_compress_args_t args = {.min_size = 100, .gzip = {.quality = 1}, .brotli = {.quality = -1}};
+        h2o_compress_register(pathconf, &args);
+    }
+    register_dispatch(s, pathconf, 0);
+    h2o_file_register(pathconf, docroot, NULL, NULL, 0);
+    register_fallback(pathconf);
+    request_hooks_register(&s->hostconf->fallback_path);
+
+    if (s->metrics_hostconf != NULL) {
+        pathconf = h2o_config_register_path(s->metrics_hostconf, "/", 0);
+        request_hooks_register(pathconf);
+        register_dispatch(s, pathconf, 1);
+        register_fallback(pathconf);
+        request_hooks_register(&s->metrics_hostconf->fallback_path);
+    }
+    return 0;
+}
+
+static int setup_metrics(server_t *s)
+{
+    size_t n = s->router.nroutes;
+    s->route_names = calloc(n + 2, sizeof(char *));
+    if (s->route_names == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        s->route_names[i] = s->router.routes[i].template;
+    s->route_static = (unsigned)n;
+    s->route_names[n] = "static";
+    s->route_unmatched = (unsigned)n + 1;
+    s->route_names[n + 1] = "unmatched";
+    config_format_flags(s->cfg, s->flags_text, sizeof(s->flags_text));
+    return metrics_init(&s->metrics, s->route_names, n + 2, (size_t)s->cfg->workers, SUTLAB_VERSION, s->flags_text);
+}
+
+static void setup_worker(server_t *s, server_worker_t *w, size_t index)
+{
+    h2o_evloop_t *loop = h2o_evloop_create();
+
+    w->server = s;
+    w->index = index;
+    /* the context, queue and sockets are made here, before the thread runs,
+     * and touched only by that thread afterwards */
+    h2o_context_init(&w->ctx, loop, &s->globalconf);
+    w->accept_ctx.ctx = &w->ctx;
+    w->accept_ctx.hosts = calloc(2, sizeof(h2o_hostconf_t *));
+    w->accept_ctx.hosts[0] = s->hostconf;
+    w->metrics_accept_ctx.ctx = &w->ctx;
+    w->metrics_accept_ctx.hosts = calloc(2, sizeof(h2o_hostconf_t *));
+    w->metrics_accept_ctx.hosts[0] = s->metrics_hostconf;
+    s->queues[index] = h2o_multithread_create_queue(loop);
+    h2o_multithread_register_receiver(s->queues[index], &w->control, on_control);
+    h2o_timeout_init(loop, &w->tick_timeout, TICK_MS);
+    w->tick_entry.cb = on_tick;
+    log_writer_init(&w->log, &s->log);
+    for (size_t i = 0; i < w->nfds; i++) {
+        int is_metrics = s->cfg->has_metrics_listen && index == 0 && i == w->nfds - 1;
+        w->listeners[i] = h2o_evloop_socket_create(loop, w->fds[i], H2O_SOCKET_FLAG_DONT_READ);
+        w->listeners[i]->data = is_metrics ? &w->metrics_accept_ctx : &w->accept_ctx;
+    }
+}
+
+static void print_listening(const server_t *s)
+{
+    const config_t *cfg = s->cfg;
+    fprintf(stderr, "sutlab %s: serving", SUTLAB_VERSION);
+    for (size_t i = 0; i < cfg->nlisten; i++)
+        fprintf(stderr, " http://%s:%u", cfg->listen[i].host[0] != '\0' ? cfg->listen[i].host : "0.0.0.0",
+                cfg->listen[i].port);
+    if (cfg->has_metrics_listen)
+        fprintf(stderr, " (metrics on %s:%u)", cfg->metrics_listen.host, cfg->metrics_listen.port);
+    fprintf(stderr, " with %d worker%s; flags: %s\n", cfg->workers, cfg->workers == 1 ? "" : "s", s->flags_text);
+}
+
+int server_run(server_t *s)
+{
+    const config_t *cfg = s->cfg;
+    char err[512];
+    sigset_t sigs;
+    int sig = 0;
+
+    if (setup_metrics(s) != 0) {
+        fprintf(stderr, "sutlab: out of memory\n");
+        return 1;
+    }
+    if (configure_paths(s, err, sizeof(err)) != 0) {
+        fprintf(stderr, "sutlab: %s\n", err);
+        return 2;
+    }
+    s->workers = calloc((size_t)cfg->workers, sizeof(server_worker_t));
+    s->queues = calloc((size_t)cfg->workers, sizeof(h2o_multithread_queue_t *));
+    if (s->workers == NULL || s->queues == NULL) {
+        fprintf(stderr, "sutlab: out of memory\n");
+        return 1;
+    }
+    if (bind_all(s, err, sizeof(err)) != 0) {
+        fprintf(stderr, "sutlab: %s\n", err);
+        return 1;
+    }
+
+    /* Signals go to the main thread only, which turns them into messages. */
+    signal(SIGPIPE, SIG_IGN);
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+    for (int i = 0; i < cfg->workers; i++)
+        setup_worker(s, &s->workers[i], (size_t)i);
+    for (int i = 0; i < cfg->workers; i++) {
+        if (pthread_create(&s->workers[i].thread, NULL, worker_main, &s->workers[i]) != 0) {
+            fprintf(stderr, "sutlab: cannot start worker thread %d\n", i);
+            exit(1);
+        }
+    }
+    print_listening(s);
+
+    sigwait(&sigs, &sig);
+    fprintf(stderr, "sutlab: %s received, draining (up to %d s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
+            cfg->drain_timeout);
+    for (int i = 0; i < cfg->workers; i++)
+        h2o_multithread_send_message(&s->workers[i].control, &s->workers[i].stop_message);
+    for (int i = 0; i < cfg->workers; i++)
+        pthread_join(s->workers[i].thread, NULL);
+    fprintf(stderr, "sutlab: stopped\n");
+    return 0;
+}
+
+void server_dispose(server_t *s)
+{
+    if (s->workers != NULL) {
+        for (int i = 0; i < s->cfg->workers; i++) {
+            server_worker_t *w = &s->workers[i];
+            log_writer_dispose(&w->log);
+            free(w->accept_ctx.hosts);
+            free(w->metrics_accept_ctx.hosts);
+            free(w->fds);
+            free(w->listeners);
+        }
+    }
+    free(s->workers);
+    free(s->queues);
+    free(s->route_names);
+    metrics_dispose(&s->metrics);
+    log_sink_close(&s->log);
+}

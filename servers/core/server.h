@@ -1,0 +1,81 @@
+/*
+ * server: the process model. One h2o event loop per worker thread, each with
+ * its own SO_REUSEPORT listening sockets, h2o_context_t and per-worker state
+ * (metrics slots, log buffer), so nothing on the request path takes a lock.
+ *
+ * Life cycle (main thread): server_init() -> apps add routes to
+ * server->router -> server_run(), which binds every socket (failing early,
+ * before any thread starts), runs the workers, waits for SIGTERM/SIGINT and
+ * stops gracefully: each worker closes its listeners, lets in-flight
+ * requests finish, closes idle keep-alive connections, and exits once no
+ * connection is open or --drain-timeout has passed.
+ */
+#ifndef SUTLAB_SERVER_H
+#define SUTLAB_SERVER_H
+
+#include <h2o.h>
+#include <pthread.h>
+
+#include "core/config.h"
+#include "core/log.h"
+#include "core/metrics.h"
+#include "core/request.h"
+#include "core/router.h"
+
+typedef struct server server_t;
+
+typedef struct server_worker {
+    h2o_context_t ctx; /* first, so a request finds its worker through req->conn->ctx */
+    server_t *server;
+    size_t index;
+    pthread_t thread;
+    h2o_accept_ctx_t accept_ctx;
+    h2o_accept_ctx_t metrics_accept_ctx;
+    int *fds; /* listening sockets; fds[nfds - 1] is the metrics one if any */
+    size_t nfds;
+    h2o_socket_t **listeners;
+    h2o_multithread_receiver_t control;
+    h2o_multithread_message_t stop_message;
+    int stopping;
+    uint64_t connections; /* open client connections of this worker */
+    h2o_timeout_t tick_timeout; /* 100 ms: loop-lag probe, log flush, drain deadline */
+    h2o_timeout_entry_t tick_entry;
+    uint64_t tick_armed_at;
+    uint64_t drain_deadline;
+    log_writer_t log;
+} server_worker_t;
+
+struct server {
+    const config_t *cfg;
+    h2o_globalconf_t globalconf;
+    h2o_hostconf_t *hostconf;
+    h2o_hostconf_t *metrics_hostconf;
+    router_t router;
+    unsigned route_static;    /* metrics route id of files served from --docroot */
+    unsigned route_unmatched; /* metrics route id of 404s and pre-routing errors */
+    const char **route_names;
+    metrics_t metrics;
+    log_sink_t log;
+    char flags_text[512];
+    server_worker_t *workers;
+    h2o_multithread_queue_t **queues;
+};
+
+/* Prepares the server from a validated config (nothing is bound yet).
+ * Returns 0, or -1 with a one-line message in err. */
+int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen);
+
+/* Adds an app route (before server_run). Returns the route id or -1. */
+int server_add_route(server_t *s, unsigned methods, const char *tmpl, request_handler_fn handler);
+
+/* Binds, serves until SIGTERM/SIGINT, drains. Returns the process exit code. */
+int server_run(server_t *s);
+
+void server_dispose(server_t *s);
+
+static inline server_worker_t *server_worker_of(h2o_req_t *req)
+{
+    return (server_worker_t *)req->conn->ctx;
+}
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * sutlab: the system under test. Subcommands:
+ *   sutlab serve [FLAGS]   run the server (sutlab serve --help)
+ *   sutlab --version
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "apps/ops/ops.h"
+#include "build_config.h"
+#include "core/config.h"
+#include "core/server.h"
+
+extern char **environ;
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: sutlab serve [FLAGS]    run the server (see sutlab serve --help)\n"
+                 "       sutlab --version\n");
+}
+
+static int serve_main(int argc, char **argv)
+{
+    static config_t cfg;
+    static server_t server;
+    char err[512];
+    int ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN), rc;
+
+    switch (config_parse(&cfg, argc, argv, environ, ncpus, err, sizeof(err))) {
+    case CONFIG_HELP:
+        config_print_help(stdout, ncpus);
+        return 0;
+    case CONFIG_ERROR:
+        fprintf(stderr, "sutlab serve: %s\n", err);
+        return 2;
+    case CONFIG_OK:
+        break;
+    }
+    if (server_init(&server, &cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "sutlab serve: %s\n", err);
+        return 2;
+    }
+    if (ops_register(&server) != 0) {
+        fprintf(stderr, "sutlab serve: internal error: route table rejected a route\n");
+        return 1;
+    }
+    rc = server_run(&server);
+    server_dispose(&server);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("sutlab %s\n", SUTLAB_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "serve") == 0)
+        return serve_main(argc - 1, argv + 1);
+    fprintf(stderr, "sutlab: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
