@@ -123,7 +123,7 @@ static h2o_iovec_t header_value(h2o_req_t *req, const h2o_token_t *token)
     return i == -1 ? h2o_iovec_init(H2O_STRLIT("-")) : req->headers.entries[i].value;
 }
 
-void log_writer_request(log_writer_t *w, h2o_req_t *req, h2o_iovec_t response_body)
+void log_writer_request(log_writer_t *w, h2o_req_t *req, h2o_iovec_t response_body, uint64_t duration_ns)
 {
     char peer[NI_MAXHOST] = "-", tail[128];
     struct sockaddr_storage ss;
@@ -132,7 +132,6 @@ void log_writer_request(log_writer_t *w, h2o_req_t *req, h2o_iovec_t response_bo
     h2o_iovec_t referer, ua;
     int verbose = w->sink->mode == CONFIG_LOG_VERBOSE;
     size_t need, taillen;
-    double duration;
 
     if (w->sink->mode == CONFIG_LOG_OFF)
         return;
@@ -141,8 +140,6 @@ void log_writer_request(log_writer_t *w, h2o_req_t *req, h2o_iovec_t response_bo
     h2o_get_timestamp(req->conn->ctx, &req->pool, &ts);
     referer = header_value(req, H2O_TOKEN_REFERER);
     ua = header_value(req, H2O_TOKEN_USER_AGENT);
-    duration = (double)(req->timestamps.response_end_at.tv_sec - req->timestamps.request_begin_at.tv_sec) +
-               (double)(req->timestamps.response_end_at.tv_usec - req->timestamps.request_begin_at.tv_usec) / 1e6;
     taillen = (size_t)snprintf(tail, sizeof(tail), "\" %d %zu", req->res.status, req->bytes_sent);
 
     need = strlen(peer) + 64 + H2O_TIMESTR_LOG_LEN + 4 * (req->input.method.len + req->input.path.len + referer.len + ua.len) +
@@ -166,7 +163,7 @@ void log_writer_request(log_writer_t *w, h2o_req_t *req, h2o_iovec_t response_bo
     append_escaped(w, referer.base, referer.len);
     append(w, H2O_STRLIT("\" \""));
     append_escaped(w, ua.base, ua.len);
-    w->len += (size_t)snprintf(w->buf + w->len, 32, "\" %.6f", duration);
+    w->len += (size_t)snprintf(w->buf + w->len, 32, "\" %.6f", (double)duration_ns / 1e9);
     if (verbose) {
         append(w, H2O_STRLIT(" req_body=\""));
         append_escaped(w, req->entity.base, req->entity.len);

@@ -18,6 +18,7 @@
 
 #include <h2o.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/config.h"
 
@@ -42,7 +43,7 @@ void log_writer_init(log_writer_t *w, const log_sink_t *sink);
 void log_writer_dispose(log_writer_t *w);
 
 /* Logs one completed request (worker thread). response_body may be empty. */
-void log_writer_request(log_writer_t *w, h2o_req_t *req, h2o_iovec_t response_body);
+void log_writer_request(log_writer_t *w, h2o_req_t *req, h2o_iovec_t response_body, uint64_t duration_ns);
 
 /* Writes out buffered access lines. */
 void log_writer_flush(log_writer_t *w);

@@ -156,13 +156,14 @@ static void on_log_access(h2o_logger_t *self, h2o_req_t *req)
     server_t *server = worker->server;
     request_t *rq = request_of(req);
     unsigned route = rq != NULL ? rq->route_id : server->route_unmatched;
+    uint64_t duration_ns = rq != NULL ? request_now_ns() - rq->started_ns : 0;
     (void)self;
 
     metrics_observe_request(&server->metrics, worker->index, route,
                             router_method_from_name(req->input.method.base, req->input.method.len), req->res.status,
-                            rq != NULL ? request_now_ns() - rq->started_ns : 0);
+                            duration_ns);
     if (server->log.mode != CONFIG_LOG_OFF)
-        log_writer_request(&worker->log, req, rq != NULL ? rq->response_body : h2o_iovec_init(NULL, 0));
+        log_writer_request(&worker->log, req, rq != NULL ? rq->response_body : h2o_iovec_init(NULL, 0), duration_ns);
 }
 
 void request_hooks_register(h2o_pathconf_t *pathconf)

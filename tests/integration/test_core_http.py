@@ -558,10 +558,25 @@ class Gzip(unittest.TestCase):
                 self.assertLess(len(body), len(self.files[name]) // 2, "hardly compressed")
 
     def test_gzip_among_several_encodings(self):
-        status, headers, body = self.srv.get("/data.json", headers={"Accept-Encoding": "deflate, gzip;q=0.8, br"})
+        # what real clients send: browsers, curl --compressed, python-requests/locust, JMeter
+        for ae in ("gzip, deflate, br", "deflate, gzip, br, zstd", "gzip, deflate", "br, gzip"):
+            with self.subTest(accept_encoding=ae):
+                status, headers, body = self.srv.get("/data.json", headers={"Accept-Encoding": ae})
+                self.assertEqual(status, 200)
+                self.assertEqual(headers.get("content-encoding"), "gzip", headers)
+                self.assertEqual(gzip.decompress(body), self.files["data.json"])
+
+    def test_gzip_with_qvalue(self):
+        # RFC 9110 12.5.3: "gzip;q=0.8" accepts gzip (q > 0); "gzip;q=0" refuses it
+        status, headers, body = self.srv.get("/data.json", headers={"Accept-Encoding": "deflate, gzip;q=0.8"})
         self.assertEqual(status, 200)
-        self.assertEqual(headers.get("content-encoding"), "gzip", headers)
+        self.assertEqual(headers.get("content-encoding"), "gzip",
+                         "Accept-Encoding 'deflate, gzip;q=0.8' got no gzip: %r" % headers)
         self.assertEqual(gzip.decompress(body), self.files["data.json"])
+        status, headers, body = self.srv.get("/data.json", headers={"Accept-Encoding": "gzip;q=0, identity"})
+        self.assertEqual(status, 200)
+        self.assertNotIn("content-encoding", headers, "gzip;q=0 means 'not gzip'")
+        self.assertEqual(body, self.files["data.json"])
 
     def test_gzip_metrics(self):
         status, headers, body = self.srv.get("/metrics", headers={"Accept-Encoding": "gzip"})

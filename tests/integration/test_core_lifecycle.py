@@ -1,0 +1,482 @@
+#!/usr/bin/python3
+"""Integration tests: sutlab's command line, environment fallbacks, logs, extra listeners,
+concurrency and graceful stop (SIGTERM/SIGINT).
+"""
+
+import collections
+import gzip
+import os
+import re
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sutlab_testlib import (  # noqa: E402
+    IncompleteResponse, MalformedResponse, NoResponse, RawConn, Server, build_request, free_port,
+    header_tokens, port_is_free, run_cli,
+)
+
+
+def build_flags(srv, port=None):
+    samples = srv.metrics(port=port).samples("sutlab_build_info")
+    assert len(samples) == 1, samples
+    flags = {}
+    for item in samples[0][0]["flags"].split():
+        m = re.match(r"^--([a-z0-9][a-z0-9-]*)=(.*)$", item)
+        assert m, "bad flags item %r" % item
+        flags.setdefault(m.group(1), m.group(2))
+    return flags
+
+
+class CommandLine(unittest.TestCase):
+    def test_version(self):
+        rc, out, err = run_cli(["--version"])
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(out, r"^sutlab (0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
+                              r"(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?\n?$")
+
+    def test_serve_help_lists_every_flag_with_default(self):
+        rc, out, err = run_cli(["serve", "--help"])
+        self.assertEqual(rc, 0, err)
+        lines = out.splitlines()
+        defaults = {
+            "listen": r"0\.0\.0\.0:8080",
+            "workers": r"(?i)(cpu|\b%d\b)" % (os.cpu_count() or 1),
+            "docroot": r"static",
+            "db-url": r"postgresql:///sutlab",
+            "db-conns": r"\b2\b",
+            "redis-url": r"redis://127\.0\.0\.1:6379",
+            "metrics-listen": r"(?i)\boff\b",
+            "keepalive-timeout": r"\b10\b",
+            "backlog": r"\b1024\b",
+            "gzip": r"(?i)\boff\b",
+            "log": r"(?i)\boff\b",
+            "log-file": r"(?i)stdout",
+            "drain-timeout": r"\b5\b",
+        }
+        for flag, default_re in defaults.items():
+            with self.subTest(flag=flag):
+                pat = re.compile(r"--(\[no-\])?%s(?![a-z-])" % re.escape(flag))
+                hits = [i for i, line in enumerate(lines) if pat.search(line)]
+                self.assertTrue(hits, "--%s not in serve --help:\n%s" % (flag, out))
+                segments = []
+                for idx in hits:  # the flag's own entry: its line and continuation lines
+                    segment = [lines[idx]]
+                    for line in lines[idx + 1:]:
+                        if line.lstrip().startswith("-") or not line.strip():
+                            break
+                        segment.append(line)
+                    segments.append("\n".join(segment))
+                self.assertTrue(any(re.search(default_re, text) for text in segments),
+                                "--%s: default not shown in %r" % (flag, segments))
+
+    def bad(self, args, flag_word, env=None):
+        port = free_port()
+        full = ["serve"] + (["--listen", "127.0.0.1:%d" % port] if "--listen" not in args else []) + list(args)
+        rc, out, err = run_cli(full, env=env, timeout=5)
+        self.assertIsNotNone(rc, "%r (env %r): still running after 5 s instead of exiting 2" % (args, env))
+        self.assertEqual(rc, 2, "%r (env %r): exit %r, stderr %r" % (args, env, rc, err))
+        msg = err.strip()
+        self.assertTrue(msg, "%r: nothing on stderr" % (args,))
+        self.assertEqual(len(msg.splitlines()), 1, "%r: stderr is not one line: %r" % (args, err))
+        self.assertIn(flag_word.lower(), msg.lower(), "%r: message does not name the flag: %r" % (args, msg))
+
+    def test_bad_flags_exit_2(self):
+        cases = [
+            (["--workers", "0"], "workers"),
+            (["--workers", "abc"], "workers"),
+            (["--workers", "257"], "workers"),
+            (["--workers", "-3"], "workers"),
+            (["--workers", "2x"], "workers"),
+            (["--workers"], "workers"),
+            (["--keepalive-timeout", "-1"], "keepalive-timeout"),
+            (["--keepalive-timeout", "3601"], "keepalive-timeout"),
+            (["--keepalive-timeout", "ten"], "keepalive-timeout"),
+            (["--log", "loud"], "log"),
+            (["--bogus"], "bogus"),
+            (["--bogus", "1"], "bogus"),
+            (["--listen", "nohostport"], "listen"),
+            (["--listen", "127.0.0.1:99999"], "listen"),
+            (["--listen", "127.0.0.1:"], "listen"),
+            (["--backlog", "abc"], "backlog"),
+            (["--drain-timeout", "soon"], "drain-timeout"),
+            (["--db-conns", "x"], "db-conns"),
+            (["--metrics-listen", "nope"], "metrics-listen"),
+        ]
+        for args, word in cases:
+            with self.subTest(args=args):
+                self.bad(args, word)
+
+    def test_bad_env_exit_2(self):
+        cases = [
+            ({"SUTLAB_WORKERS": "abc"}, "workers"),
+            ({"SUTLAB_WORKERS": "0"}, "workers"),
+            ({"SUTLAB_KEEPALIVE_TIMEOUT": "-1"}, "keepalive"),
+            ({"SUTLAB_LOG": "loud"}, "log"),
+            ({"SUTLAB_GZIP": "maybe"}, "gzip"),
+        ]
+        for env, word in cases:
+            with self.subTest(env=env):
+                self.bad([], word, env=env)
+
+    def test_env_workers_and_flag_precedence(self):
+        with Server(workers=None, env={"SUTLAB_WORKERS": "3"}) as srv:
+            self.assertEqual(build_flags(srv).get("workers"), "3")
+        with Server(workers=1, env={"SUTLAB_WORKERS": "3"}) as srv:
+            self.assertEqual(build_flags(srv).get("workers"), "1")
+
+    def test_env_gzip_and_no_gzip_flag(self):
+        with Server(env={"SUTLAB_GZIP": "1"}) as srv:
+            self.assertEqual(build_flags(srv).get("gzip"), "on")
+            status, headers, body = srv.get("/metrics", headers={"Accept-Encoding": "gzip"})
+            self.assertEqual(headers.get("content-encoding"), "gzip")
+            self.assertIn(b"http_requests_total", gzip.decompress(body))
+        with Server(env={"SUTLAB_GZIP": "1"}, extra_args=["--no-gzip"]) as srv:
+            self.assertEqual(build_flags(srv).get("gzip"), "off")
+            status, headers, body = srv.get("/metrics", headers={"Accept-Encoding": "gzip"})
+            self.assertNotIn("content-encoding", headers)
+
+    def test_env_keepalive_timeout_and_listen(self):
+        port = free_port()
+        env = {"SUTLAB_LISTEN": "127.0.0.1:%d" % port, "SUTLAB_KEEPALIVE_TIMEOUT": "0"}
+        with Server(listen=False, port=port, env=env) as srv:
+            flags = build_flags(srv)
+            self.assertEqual(flags.get("keepalive-timeout"), "0")
+            with srv.raw_conn() as conn:
+                conn.send(build_request("GET", "/health_check"))
+                r = conn.read_response()
+                self.assertEqual(r.body, b"ok")
+                self.assertIn("close", header_tokens(r.headers.get("connection")))
+                self.assertIsNotNone(conn.wait_eof(3))
+
+    def test_env_docroot(self):
+        tmp = tempfile.mkdtemp(prefix="sutlab-envdoc-")
+        try:
+            data = b"served via SUTLAB_DOCROOT " + uuid.uuid4().hex.encode()
+            with open(os.path.join(tmp, "env.txt"), "wb") as f:
+                f.write(data)
+            with Server(env={"SUTLAB_DOCROOT": tmp}) as srv:
+                status, _, body = srv.get("/env.txt")
+            self.assertEqual((status, body), (200, data))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_edge_values_accepted(self):
+        with Server(extra_args=["--keepalive-timeout", "3600", "--backlog", "1"]) as srv:
+            flags = build_flags(srv)
+            self.assertEqual(flags.get("keepalive-timeout"), "3600")
+            self.assertEqual(flags.get("backlog"), "1")
+            self.assertEqual(srv.stop(), 0)
+
+
+class Listeners(unittest.TestCase):
+    def test_metrics_listen(self):
+        p2 = free_port()
+        with Server(extra_args=["--metrics-listen", "127.0.0.1:%d" % p2]) as srv:
+            for _ in range(3):
+                srv.get("/health_check")
+            status, headers, body = srv.get("/metrics", port=p2)
+            self.assertEqual(status, 200)
+            self.assertTrue(headers.get("content-type", "").startswith("text/plain"))
+            m = srv.metrics(port=p2)
+            self.assertGreaterEqual(m.value("http_requests_total", route="/health_check", method="GET", code="200"), 3)
+            self.assertEqual(srv.stop(), 0)
+        self.assertTrue(port_is_free(p2), "metrics port still bound after exit")
+
+    def test_two_listen_flags(self):
+        p2 = free_port()
+        with Server(extra_args=["--listen", "127.0.0.1:%d" % p2]) as srv:
+            self.assertEqual(srv.get("/health_check")[2], b"ok")
+            self.assertEqual(srv.get("/health_check", port=p2)[2], b"ok")
+
+    def test_two_workers_serve_concurrent_clients(self):
+        with Server(workers=2) as srv:
+            # many idle connections must not starve anyone
+            idle = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(40)]
+            errors, done = [], collections.Counter()
+
+            def client():
+                try:
+                    with srv.raw_conn() as conn:
+                        for _ in range(25):
+                            conn.send(build_request("GET", "/health_check"))
+                            r = conn.read_response()
+                            if (r.status, r.body) != (200, b"ok"):
+                                errors.append(r)
+                            done["ok"] += 1
+                except Exception as e:  # noqa: BLE001
+                    errors.append(repr(e))
+
+            threads = [threading.Thread(target=client) for _ in range(16)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30)
+            for s in idle:
+                s.close()
+            self.assertEqual(errors, [])
+            self.assertEqual(done["ok"], 16 * 25)
+
+
+class Logs(unittest.TestCase):
+    def test_access_log_one_line_per_request(self):
+        token = uuid.uuid4().hex
+        tmp = tempfile.mkdtemp(prefix="sutlab-log-")
+        log = os.path.join(tmp, "access.log")
+        docroot = os.path.join(tmp, "docroot")
+        os.makedirs(docroot)
+        with open(os.path.join(docroot, "file-%s.txt" % token), "w") as f:
+            f.write("logged\n")
+        try:
+            with Server(docroot=docroot, extra_args=["--log", "access", "--log-file", log]) as srv:
+                ours = [
+                    ("GET", "/health_check", None, 200),
+                    ("GET", "/file-%s.txt" % token, None, 200),
+                    ("GET", "/nope-%s" % token, None, 404),
+                    ("POST", "/health_check", b'{"a":1}', 405),
+                    ("GET", "/also-missing-%s" % token, None, 404),
+                ]
+                for method, path, body, code in ours:
+                    self.assertEqual(srv.request(method, path, body=body)[0], code, path)
+                health = srv.ready_requests + 2
+                self.assertEqual(srv.stop(), 0)
+            with open(log, encoding="utf-8", errors="replace") as f:
+                lines = [line for line in f.read().splitlines() if line.strip()]
+            self.assertEqual(len([l for l in lines if "/health_check" in l]), health, "\n".join(lines))
+            for method, path, _, code in ours[1:]:
+                matching = [l for l in lines if path in l]
+                with self.subTest(path=path):
+                    self.assertEqual(len(matching), 1, "lines for %s:\n%s" % (path, "\n".join(lines)))
+                    self.assertIn(method, matching[0])
+                    self.assertRegex(matching[0], r"\b%d\b" % code)
+            post = [l for l in lines if "/health_check" in l and "POST" in l]
+            self.assertEqual(len(post), 1)
+            self.assertRegex(post[0], r"\b405\b")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_access_log_to_stdout_by_default(self):
+        token = uuid.uuid4().hex
+        with Server(extra_args=["--log", "access"]) as srv:
+            self.assertEqual(srv.get("/nope-%s" % token)[0], 404)
+            self.assertEqual(srv.stop(), 0)
+            out = srv.stdout()
+        self.assertEqual(len([l for l in out.splitlines() if token in l]), 1, out)
+
+    def test_verbose_log_has_request_bodies(self):
+        token = uuid.uuid4().hex
+        tmp = tempfile.mkdtemp(prefix="sutlab-vlog-")
+        log = os.path.join(tmp, "verbose.log")
+        try:
+            with Server(extra_args=["--log", "verbose", "--log-file", log]) as srv:
+                body = ('{"probe":"%s"}' % token).encode()
+                status, _, _ = srv.request("POST", "/verbose-nope", body=body,
+                                           headers={"Content-Type": "application/json"})
+                self.assertEqual(status, 404)
+                # written synchronously: visible without stopping the server
+                deadline = time.monotonic() + 1.0
+                while token not in _read(log) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                self.assertIn(token, _read(log), "request body not in the verbose log while running")
+                self.assertEqual(srv.stop(), 0)
+            text = _read(log)
+            self.assertIn('{"probe":"%s"}' % token, text)
+            self.assertIn("/verbose-nope", text)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_log_off_writes_no_request_lines(self):
+        token = uuid.uuid4().hex
+        tmp = tempfile.mkdtemp(prefix="sutlab-nolog-")
+        log = os.path.join(tmp, "off.log")
+        try:
+            with Server(extra_args=["--log", "off", "--log-file", log]) as srv:
+                self.assertEqual(srv.get("/nope-%s" % token)[0], 404)
+                self.assertEqual(srv.stop(), 0)
+                self.assertNotIn(token, _read(log))
+                self.assertNotIn(token, srv.stdout())
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+class GracefulStop(unittest.TestCase):
+    def timed_stop(self, srv, sig=signal.SIGTERM, timeout=15):
+        t0 = time.monotonic()
+        rc = srv.stop(sig, timeout=timeout)
+        return rc, time.monotonic() - t0
+
+    def test_sigterm_exit_0_and_port_freed(self):
+        with Server() as srv:
+            self.assertEqual(srv.get("/health_check")[2], b"ok")
+            rc, took = self.timed_stop(srv)
+            self.assertEqual(rc, 0, srv.stderr())
+            self.assertLessEqual(took, 7.0)
+            self.assertTrue(port_is_free(srv.port), "port still bound after exit")
+
+    def test_sigint_exit_0(self):
+        with Server(workers=2) as srv:
+            self.assertEqual(srv.get("/health_check")[2], b"ok")
+            rc, took = self.timed_stop(srv, signal.SIGINT)
+            self.assertEqual(rc, 0, srv.stderr())
+            self.assertLessEqual(took, 7.0)
+            self.assertTrue(port_is_free(srv.port))
+
+    def test_sigterm_with_idle_keepalive_connection_default_drain(self):
+        with Server() as srv:
+            conn = srv.raw_conn(timeout=15)
+            with conn:
+                conn.send(build_request("GET", "/health_check"))
+                self.assertEqual(conn.read_response().body, b"ok")
+                rc, took = self.timed_stop(srv)
+                self.assertEqual(rc, 0, srv.stderr())
+                self.assertLessEqual(took, 5 + 2.0, "exit took %.1f s with the default 5 s drain" % took)
+                self.assertIsNotNone(conn.wait_eof(2), "held connection still open after exit")
+            self.assertTrue(port_is_free(srv.port))
+
+    def test_drain_deadline_with_stuck_connections(self):
+        # a half-sent request and a half-sent body never finish: the drain deadline must end the wait
+        with Server(extra_args=["--drain-timeout", "1"]) as srv:
+            a = srv.raw_conn(timeout=10)
+            b = srv.raw_conn(timeout=10)
+            c = srv.raw_conn(timeout=10)
+            try:
+                a.send(b"GET /health_check HTTP/1.1\r\nHost: x\r\n")
+                b.send(build_request("POST", "/rpc/echo", headers=[("Content-Length", "100")]) + b"0123456789")
+                c.send(build_request("GET", "/health_check"))
+                self.assertEqual(c.read_response().body, b"ok")  # c is now idle
+                time.sleep(0.2)
+                rc, took = self.timed_stop(srv)
+                self.assertEqual(rc, 0, srv.stderr())
+                self.assertLessEqual(took, 1 + 2.0, "exit took %.1f s with --drain-timeout 1" % took)
+            finally:
+                for x in (a, b, c):
+                    x.close()
+            self.assertTrue(port_is_free(srv.port))
+
+    def test_sigterm_under_load(self):
+        """Keep-alive clients hammer the server; SIGTERM in the middle.
+
+        Allowed: refused connections (after SIGTERM), and a connection closed (EOF or reset) before
+        any byte of a response arrived -- on a reused keep-alive connection at any time after
+        SIGTERM, or on a fresh connection the server never accepted after SIGTERM.
+        Failures: a response cut mid-way, a malformed response, a non-200 or wrong body, a
+        timeout, a refused/closed connection before SIGTERM, a non-zero exit, a late exit.
+        """
+        drain = 3
+        with Server(workers=2, extra_args=["--drain-timeout", str(drain)]) as srv:
+            port = srv.port
+            sigterm = threading.Event()
+            done = threading.Event()
+            lock = threading.Lock()
+            stats = collections.Counter()
+            failures = []
+
+            def note(key):
+                with lock:
+                    stats[key] += 1
+
+            def fail(msg):
+                with lock:
+                    failures.append(msg)
+
+            def client(idx):
+                conn, fresh = None, True
+                while not done.is_set():
+                    after = sigterm.is_set()
+                    if conn is None:
+                        try:
+                            conn = RawConn(port, timeout=5)
+                            fresh = True
+                        except ConnectionRefusedError:
+                            if not after:
+                                fail("connection refused before SIGTERM")
+                            note("refused")
+                            time.sleep(0.01)
+                            continue
+                        except OSError as e:
+                            if not after:
+                                fail("connect error before SIGTERM: %r" % e)
+                            note("connect-error")
+                            time.sleep(0.01)
+                            continue
+                    try:
+                        conn.send(build_request("GET", "/health_check"))
+                        r = conn.read_response()
+                    except (NoResponse, BrokenPipeError, ConnectionResetError) as e:
+                        how = getattr(e, "how", type(e).__name__)
+                        if not sigterm.is_set():
+                            fail("connection closed without a response before SIGTERM (%s, fresh=%s)" % (how, fresh))
+                        note("closed-before-response-%s-%s" % ("fresh" if fresh else "reused", how))
+                        conn.close()
+                        conn = None
+                        continue
+                    except IncompleteResponse as e:
+                        fail("response cut mid-way: %s" % e)
+                        conn.close()
+                        conn = None
+                        continue
+                    except MalformedResponse as e:
+                        fail("malformed response: %s" % e)
+                        conn.close()
+                        conn = None
+                        continue
+                    except socket.timeout:
+                        fail("no response within 5 s (sigterm=%s)" % sigterm.is_set())
+                        conn.close()
+                        conn = None
+                        continue
+                    if r.status != 200 or r.body != b"ok":
+                        fail("bad response %d %r" % (r.status, r.body[:100]))
+                    else:
+                        note("ok-after-sigterm" if after else "ok-before-sigterm")
+                    fresh = False
+                    if "close" in header_tokens(r.headers.get("connection")):
+                        note("told-close")
+                        conn.close()
+                        conn = None
+                if conn is not None:
+                    conn.close()
+
+            threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(6)]
+            for t in threads:
+                t.start()
+            time.sleep(1.0)
+            t0 = time.monotonic()
+            sigterm.set()
+            srv.proc.send_signal(signal.SIGTERM)
+            try:
+                rc = srv.proc.wait(timeout=drain + 2)
+            except Exception:  # noqa: BLE001
+                rc = None
+            took = time.monotonic() - t0
+            time.sleep(0.3)  # clients observe the closed port
+            done.set()
+            for t in threads:
+                t.join(10)
+            summary = dict(stats)
+            self.assertEqual(failures[:10], [], "%d failures; stats %r" % (len(failures), summary))
+            self.assertIsNotNone(rc, "server still running %d s after SIGTERM; stats %r" % (drain + 2, summary))
+            self.assertEqual(rc, 0, srv.stderr())
+            self.assertGreater(stats["ok-before-sigterm"], 100, summary)
+            self.assertTrue(port_is_free(port), "port still bound after exit")
+            if os.environ.get("SUTLAB_TEST_VERBOSE"):
+                print("\nunder-load stop: exit %.2f s after SIGTERM, %r" % (took, summary), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,192 @@
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/config.h"
+
+static char err[512];
+
+/* argv helper: argv[0] is the subcommand, as config_parse expects */
+static config_result_t parse(config_t *cfg, char **envp, int argc, char **argv)
+{
+    err[0] = '\0';
+    return config_parse(cfg, argc, argv, envp, 4, err, sizeof(err));
+}
+
+START_TEST(defaults_follow_the_spec)
+{
+    config_t cfg;
+    char *argv[] = {"serve"};
+    ck_assert_int_eq(parse(&cfg, NULL, 1, argv), CONFIG_OK);
+    ck_assert_uint_eq(cfg.nlisten, 1);
+    ck_assert_str_eq(cfg.listen[0].host, "0.0.0.0");
+    ck_assert_uint_eq(cfg.listen[0].port, 8080);
+    ck_assert_int_eq(cfg.workers, 4); /* = CPUs */
+    ck_assert_int_eq(cfg.db_conns, 2);
+    ck_assert_int_eq(cfg.keepalive_timeout, 10);
+    ck_assert_int_eq(cfg.backlog, 1024);
+    ck_assert_int_eq(cfg.gzip, 0);
+    ck_assert_int_eq(cfg.log, CONFIG_LOG_OFF);
+    ck_assert_ptr_null(cfg.log_file);
+    ck_assert_str_eq(cfg.db_url, "postgresql:///sutlab");
+    ck_assert_str_eq(cfg.redis_url, "redis://127.0.0.1:6379");
+    ck_assert_int_eq(cfg.has_metrics_listen, 0);
+}
+END_TEST
+
+START_TEST(flags_in_both_spellings)
+{
+    config_t cfg;
+    char *argv[] = {"serve", "--workers", "3", "--keepalive-timeout=0", "--gzip", "--log", "verbose",
+                    "--listen", "127.0.0.1:9000", "--listen=[::1]:9001", "--metrics-listen", "127.0.0.1:9100"};
+    ck_assert_int_eq(parse(&cfg, NULL, 12, argv), CONFIG_OK);
+    ck_assert_int_eq(cfg.workers, 3);
+    ck_assert_int_eq(cfg.keepalive_timeout, 0);
+    ck_assert_int_eq(cfg.gzip, 1);
+    ck_assert_int_eq(cfg.log, CONFIG_LOG_VERBOSE);
+    ck_assert_uint_eq(cfg.nlisten, 2);
+    ck_assert_str_eq(cfg.listen[0].host, "127.0.0.1");
+    ck_assert_uint_eq(cfg.listen[0].port, 9000);
+    ck_assert_str_eq(cfg.listen[1].host, "::1");
+    ck_assert_uint_eq(cfg.listen[1].port, 9001);
+    ck_assert_int_eq(cfg.has_metrics_listen, 1);
+    ck_assert_uint_eq(cfg.metrics_listen.port, 9100);
+}
+END_TEST
+
+START_TEST(booleans_negate_and_take_values)
+{
+    config_t cfg;
+    char *a1[] = {"serve", "--gzip", "--no-gzip"};
+    ck_assert_int_eq(parse(&cfg, NULL, 3, a1), CONFIG_OK);
+    ck_assert_int_eq(cfg.gzip, 0);
+    char *a2[] = {"serve", "--gzip=off"};
+    ck_assert_int_eq(parse(&cfg, NULL, 2, a2), CONFIG_OK);
+    ck_assert_int_eq(cfg.gzip, 0);
+    char *a3[] = {"serve", "--gzip=maybe"};
+    ck_assert_int_eq(parse(&cfg, NULL, 2, a3), CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err, "--gzip"));
+    char *a4[] = {"serve", "--no-workers"};
+    ck_assert_int_eq(parse(&cfg, NULL, 2, a4), CONFIG_ERROR);
+}
+END_TEST
+
+/* every rejected value must be an error naming the flag, never a silent default */
+START_TEST(bad_values_name_the_flag)
+{
+    static const struct {
+        const char *flag, *value;
+    } cases[] = {
+        {"--workers", "0"},       {"--workers", "257"},          {"--workers", "abc"},   {"--workers", "2x"},
+        {"--workers", ""},        {"--keepalive-timeout", "-1"}, {"--backlog", "0"},     {"--log", "loud"},
+        {"--listen", "nohost"},   {"--listen", "1.2.3.4:0"},     {"--listen", "h:99999"}, {"--listen", "::1:80"},
+        {"--db-conns", "1000"},   {"--drain-timeout", "x"},      {"--docroot", ""},      {"--metrics-listen", "x"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        config_t cfg;
+        char *argv[] = {"serve", (char *)cases[i].flag, (char *)cases[i].value};
+        ck_assert_msg(parse(&cfg, NULL, 3, argv) == CONFIG_ERROR, "%s %s accepted", cases[i].flag, cases[i].value);
+        ck_assert_msg(strstr(err, cases[i].flag) != NULL, "error '%s' does not name %s", err, cases[i].flag);
+        ck_assert_ptr_null(strchr(err, '\n'));
+    }
+}
+END_TEST
+
+START_TEST(unknown_and_missing)
+{
+    config_t cfg;
+    char *a1[] = {"serve", "--bogus"};
+    ck_assert_int_eq(parse(&cfg, NULL, 2, a1), CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err, "--bogus"));
+    char *a2[] = {"serve", "--workers"};
+    ck_assert_int_eq(parse(&cfg, NULL, 2, a2), CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err, "missing"));
+    char *a3[] = {"serve", "stray"};
+    ck_assert_int_eq(parse(&cfg, NULL, 2, a3), CONFIG_ERROR);
+    char *a4[] = {"serve", "--workers", "2", "--help"};
+    ck_assert_int_eq(parse(&cfg, NULL, 4, a4), CONFIG_HELP);
+}
+END_TEST
+
+START_TEST(environment_is_a_fallback)
+{
+    config_t cfg;
+    char *env[] = {"PATH=/bin", "SUTLAB_WORKERS=3", "SUTLAB_GZIP=true", "SUTLAB_LOG=access",
+                   "SUTLAB_LISTEN=127.0.0.1:1,127.0.0.1:2", "SUTLAB_KEEPALIVE_TIMEOUT=0", NULL};
+    char *a1[] = {"serve"};
+    ck_assert_int_eq(parse(&cfg, env, 1, a1), CONFIG_OK);
+    ck_assert_int_eq(cfg.workers, 3);
+    ck_assert_int_eq(cfg.gzip, 1);
+    ck_assert_int_eq(cfg.log, CONFIG_LOG_ACCESS);
+    ck_assert_int_eq(cfg.keepalive_timeout, 0);
+    ck_assert_uint_eq(cfg.nlisten, 2);
+    ck_assert_uint_eq(cfg.listen[1].port, 2);
+
+    /* the command line wins, and replaces (not extends) the env's listeners */
+    char *a2[] = {"serve", "--workers", "1", "--listen", "127.0.0.1:5"};
+    ck_assert_int_eq(parse(&cfg, env, 5, a2), CONFIG_OK);
+    ck_assert_int_eq(cfg.workers, 1);
+    ck_assert_uint_eq(cfg.nlisten, 1);
+    ck_assert_uint_eq(cfg.listen[0].port, 5);
+
+    char *bad[] = {"SUTLAB_WORKERS=abc", NULL};
+    ck_assert_int_eq(parse(&cfg, bad, 1, a1), CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err, "SUTLAB_WORKERS"));
+}
+END_TEST
+
+START_TEST(flags_text_lists_what_is_in_force)
+{
+    config_t cfg;
+    char buf[512];
+    char *argv[] = {"serve", "--workers", "2", "--gzip", "--keepalive-timeout", "0", "--db-url", "postgresql://u:secret@h/db"};
+    ck_assert_int_eq(parse(&cfg, NULL, 8, argv), CONFIG_OK);
+    size_t n = config_format_flags(&cfg, buf, sizeof(buf));
+    ck_assert_uint_eq(n, strlen(buf));
+    ck_assert_ptr_nonnull(strstr(buf, "--workers=2"));
+    ck_assert_ptr_nonnull(strstr(buf, "--gzip=on"));
+    ck_assert_ptr_nonnull(strstr(buf, "--keepalive-timeout=0"));
+    ck_assert_ptr_nonnull(strstr(buf, "--log=off"));
+    ck_assert_ptr_null(strstr(buf, "secret")); /* URLs may carry passwords */
+
+    char small[8];
+    ck_assert_uint_eq(config_format_flags(&cfg, small, sizeof(small)), n); /* reports the needed length */
+    ck_assert_uint_eq(strlen(small), sizeof(small) - 1);
+}
+END_TEST
+
+START_TEST(parse_addr_forms)
+{
+    config_addr_t a;
+    ck_assert_int_eq(config_parse_addr(":80", &a), 0);
+    ck_assert_str_eq(a.host, "");
+    ck_assert_uint_eq(a.port, 80);
+    ck_assert_int_eq(config_parse_addr("localhost:65535", &a), 0);
+    ck_assert_int_eq(config_parse_addr("[::]:1", &a), 0);
+    ck_assert_str_eq(a.host, "::");
+    ck_assert_int_eq(config_parse_addr("[]:1", &a), -1);
+    ck_assert_int_eq(config_parse_addr("[::1]80", &a), -1);
+    ck_assert_int_eq(config_parse_addr("host:", &a), -1);
+    ck_assert_int_eq(config_parse_addr("host:+80", &a), -1);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("config");
+    TCase *tc = tcase_create("parse");
+    tcase_add_test(tc, defaults_follow_the_spec);
+    tcase_add_test(tc, flags_in_both_spellings);
+    tcase_add_test(tc, booleans_negate_and_take_values);
+    tcase_add_test(tc, bad_values_name_the_flag);
+    tcase_add_test(tc, unknown_and_missing);
+    tcase_add_test(tc, environment_is_a_fallback);
+    tcase_add_test(tc, flags_text_lists_what_is_in_force);
+    tcase_add_test(tc, parse_addr_forms);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
