@@ -90,17 +90,12 @@ pid_alive() {
   [ "${stat%% *}" != Z ]
 }
 
-# proc_cwd_is PID DIR: the process runs with DIR (resolved) as its working directory.
-proc_cwd_is() {
-  local cwd want
-  cwd=$(readlink "/proc/$1/cwd" 2>/dev/null) || return 1
-  want=$(readlink -f "$2" 2>/dev/null) || return 1
-  [ "$cwd" = "$want" ]
-}
+# proc_cwd_is PID DIR: the process runs with DIR as its working directory (same inode; no forks).
+proc_cwd_is() { [ -d "$2" ] && [ "/proc/$1/cwd" -ef "$2" ]; }
 
 proc_comm_is() {
-  local c
-  c=$(cat "/proc/$1/comm" 2>/dev/null) || return 1
+  local c=
+  { read -r c < "/proc/$1/comm"; } 2>/dev/null || return 1
   [ "$c" = "$2" ]
 }
 
@@ -134,12 +129,11 @@ stop_pid() {
 
 # pg_pids_in DIR: postgres processes whose working directory is DIR (backends left by a crash).
 pg_pids_in() {
-  local d pid want
-  want=$(readlink -f "$1" 2>/dev/null) || return 0
+  local d pid
+  [ -d "$1" ] || return 0
   for d in /proc/[0-9]*; do
     pid=${d#/proc/}
-    [ "$(readlink "$d/cwd" 2>/dev/null)" = "$want" ] || continue
-    proc_comm_is "$pid" postgres && printf '%s\n' "$pid"
+    [ "$d/cwd" -ef "$1" ] 2>/dev/null && proc_comm_is "$pid" postgres && printf '%s\n' "$pid"
   done
   return 0
 }
@@ -196,17 +190,18 @@ tmp_home() {
   printf '%s\n' "$d"
 }
 
-# pg_init DATA LOG: initdb into DATA (created, owned by the PostgreSQL OS user) and make
+# pg_init DATA LOG [INITDB ARGS...]: initdb into DATA (created, owned by the PostgreSQL OS user) and make
 # postgresql.conf include sutlab.conf, which pg_write_conf rewrites before each start.
 pg_init() {
   local data=$1 log=$2
+  shift 2
   pg_mkdir 700 "$data"
-  if ! as_pg "$PG_BIN/initdb" -D "$data" -A trust -U postgres -E UTF8 --locale=C.UTF-8 --no-sync \
-       >"$log.initdb" 2>&1; then
-    cat "$log.initdb" >&2
+  if ! as_pg "$PG_BIN/initdb" -D "$data" -A trust -U postgres -E UTF8 --locale=C.UTF-8 --no-sync "$@" \
+       >"$log" 2>&1; then
+    cat "$log" >&2
     die "initdb failed in $data"
   fi
-  rm -f "$log.initdb"
+  rm -f "$log"
   printf "\n# sutlab: per-instance settings (port, sockets) live in sutlab.conf\ninclude_if_exists = 'sutlab.conf'\n" \
     >> "$data/postgresql.conf"
 }
@@ -261,11 +256,12 @@ pg_start() {
 pg_stop() {
   local data=$1 mode=$2 pid p
   if pid=$(pg_running_pid "$data"); then
-    if ! as_pg "$PG_BIN/pg_ctl" -D "$data" -m "$mode" -w -t 30 stop >/dev/null 2>&1; then
-      warn "pg_ctl stop failed; killing postmaster $pid"
-      kill -QUIT "$pid" 2>/dev/null || true
-      wait_gone "$pid" 5 || kill -KILL "$pid" 2>/dev/null || true
+    if as_pg "$PG_BIN/pg_ctl" -D "$data" -m "$mode" -w -t 30 stop >/dev/null 2>&1; then
+      return 0   # the postmaster waited for all its children
     fi
+    warn "pg_ctl stop failed; killing postmaster $pid"
+    kill -QUIT "$pid" 2>/dev/null || true
+    wait_gone "$pid" 5 || kill -KILL "$pid" 2>/dev/null || true
   fi
   for p in $(pg_pids_in "$data"); do
     kill -KILL "$p" 2>/dev/null || true

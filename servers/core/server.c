@@ -407,19 +407,15 @@ int server_run(server_t *s)
 
 void server_dispose(server_t *s)
 {
-    if (s->workers != NULL) {
-        for (int i = 0; i < s->cfg->workers; i++) {
-            server_worker_t *w = &s->workers[i];
-            log_writer_dispose(&w->log);
-            free(w->accept_ctx.hosts);
-            free(w->metrics_accept_ctx.hosts);
-            free(w->fds);
-            free(w->listeners);
-        }
-    }
-    free(s->workers);
-    free(s->queues);
+    /* libh2o 2.2.5 cannot destroy an event loop, and a worker that hit the
+     * drain deadline still owns open connections, so the workers (and the
+     * loops and contexts they point to) stay allocated until the process
+     * exits. Everything else is released here. */
+    if (s->workers != NULL)
+        for (int i = 0; i < s->cfg->workers; i++)
+            log_writer_dispose(&s->workers[i].log);
     free(s->route_names);
+    s->route_names = NULL;
     metrics_dispose(&s->metrics);
     log_sink_close(&s->log);
 }
