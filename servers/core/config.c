@@ -14,6 +14,7 @@ typedef enum flag_kind {
     FLAG_STRING,
     FLAG_BOOL,
     FLAG_LOG_MODE,
+    FLAG_DB_MODE,
     FLAG_ADDR,      /* one HOST:PORT, sets a has_ flag */
     FLAG_ADDR_LIST, /* repeatable HOST:PORT */
 } flag_kind_t;
@@ -41,9 +42,20 @@ static const flag_def_t flag_defs[] = {
      "static files (/status.txt lives here)", 0},
     {"db-url", FLAG_STRING, offsetof(config_t, db_url), 0, 0, 0, "URL", "postgresql:///sutlab",
      "PostgreSQL connection string (libpq defaults / PG* env apply)", 0},
-    {"db-conns", FLAG_INT, offsetof(config_t, db_conns), 0, 1, 64, "N", "2", "PostgreSQL connections per worker", 1},
+    {"db-conns", FLAG_INT, offsetof(config_t, db_conns), 0, 1, 64, "N", "2",
+     "PostgreSQL connections per worker (async mode; sync mode uses one)", 1},
+    {"db-mode", FLAG_DB_MODE, offsetof(config_t, db_mode), 0, 0, 0, "sync|async", "async",
+     "sync: a worker blocks on each query, one request at a time (php-fpm); async: pipelined, non-blocking", 1},
+    {"db-timeout", FLAG_INT, offsetof(config_t, db_timeout), 0, 10, 600000, "MS", "5000",
+     "a query unanswered this long fails with 503 and its connection is replaced", 0},
     {"redis-url", FLAG_STRING, offsetof(config_t, redis_url), 0, 0, 0, "URL", "redis://127.0.0.1:6379",
      "Redis used by the cache", 0},
+    {"redis-cache", FLAG_BOOL, offsetof(config_t, redis_cache), 0, 0, 0, NULL, "off",
+     "cache-aside Redis cache in front of the store listing (make-delivery)", 1},
+    {"cache-ttl", FLAG_INT, offsetof(config_t, cache_ttl), 0, 1, 86400 * 30, "SECONDS", "60",
+     "lifetime of a cached listing", 1},
+    {"cache-timeout", FLAG_INT, offsetof(config_t, cache_timeout), 0, 1, 60000, "MS", "100",
+     "a Redis call unanswered this long is abandoned and the listing comes from PostgreSQL", 0},
     {"metrics-listen", FLAG_ADDR, offsetof(config_t, metrics_listen), offsetof(config_t, has_metrics_listen), 0, 0,
      "HOST:PORT", "off", "extra listener serving only /metrics (it stays on the main port too)", 0},
     {"keepalive-timeout", FLAG_INT, offsetof(config_t, keepalive_timeout), 0, 0, 3600, "SECONDS", "10",
@@ -67,6 +79,11 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
+}
+
+const char *config_db_mode_name(config_db_mode_t mode)
+{
+    return mode == CONFIG_DB_SYNC ? "sync" : "async";
 }
 
 const char *config_log_mode_name(config_log_mode_t mode)
@@ -185,6 +202,16 @@ static int apply(config_t *cfg, const flag_def_t *def, const char *value, const 
         *(config_log_mode_t *)(base + def->offset) = mode;
         return 0;
     }
+    case FLAG_DB_MODE:
+        if (strcmp(value, "async") == 0)
+            *(config_db_mode_t *)(base + def->offset) = CONFIG_DB_ASYNC;
+        else if (strcmp(value, "sync") == 0)
+            *(config_db_mode_t *)(base + def->offset) = CONFIG_DB_SYNC;
+        else {
+            set_err(err, errlen, "%s: expected sync|async, got '%s'", origin, value);
+            return -1;
+        }
+        return 0;
     case FLAG_ADDR:
         if (strcmp(value, "off") == 0) {
             *(int *)(base + def->has_offset) = 0;
@@ -224,7 +251,12 @@ static void set_defaults(config_t *cfg, int ncpus)
     cfg->docroot = SUTLAB_DEFAULT_DOCROOT;
     cfg->db_url = "postgresql:///sutlab";
     cfg->db_conns = 2;
+    cfg->db_mode = CONFIG_DB_ASYNC;
+    cfg->db_timeout = 5000;
     cfg->redis_url = "redis://127.0.0.1:6379";
+    cfg->redis_cache = 0;
+    cfg->cache_ttl = 60;
+    cfg->cache_timeout = 100;
     cfg->keepalive_timeout = 10;
     cfg->backlog = 1024;
     cfg->gzip = 0;
@@ -392,6 +424,9 @@ size_t config_format_flags(const config_t *cfg, char *buf, size_t len)
             break;
         case FLAG_LOG_MODE:
             snprintf(value, sizeof(value), "%s", config_log_mode_name(*(const config_log_mode_t *)(base + def->offset)));
+            break;
+        case FLAG_DB_MODE:
+            snprintf(value, sizeof(value), "%s", config_db_mode_name(*(const config_db_mode_t *)(base + def->offset)));
             break;
         default:
             continue;

@@ -26,6 +26,11 @@ typedef enum config_log_mode {
     CONFIG_LOG_VERBOSE,
 } config_log_mode_t;
 
+typedef enum config_db_mode {
+    CONFIG_DB_ASYNC = 0,
+    CONFIG_DB_SYNC,
+} config_db_mode_t;
+
 typedef struct config {
     config_addr_t listen[CONFIG_MAX_LISTEN];
     size_t nlisten;
@@ -33,7 +38,12 @@ typedef struct config {
     const char *docroot;
     const char *db_url;
     int db_conns;
+    config_db_mode_t db_mode;
+    int db_timeout; /* ms a query may take before its connection is declared dead */
     const char *redis_url;
+    int redis_cache;
+    int cache_ttl;     /* seconds */
+    int cache_timeout; /* ms before a Redis call is abandoned for PostgreSQL */
     config_addr_t metrics_listen;
     int has_metrics_listen;
     int keepalive_timeout; /* seconds; 0 = close after every response */
@@ -67,5 +77,6 @@ size_t config_format_flags(const config_t *cfg, char *buf, size_t len);
 int config_parse_addr(const char *s, config_addr_t *out);
 
 const char *config_log_mode_name(config_log_mode_t mode);
+const char *config_db_mode_name(config_db_mode_t mode);
 
 #endif

@@ -26,6 +26,7 @@ struct server_worker;
 
 typedef struct request {
     h2o_req_prefilter_t super; /* first: request_of() finds us through it */
+    h2o_req_t *req;
     struct server_worker *worker;
     unsigned route_id;
     uint64_t started_ns; /* CLOCK_MONOTONIC when routing began */
@@ -33,7 +34,17 @@ typedef struct request {
     uint64_t db_ns;       /* time spent waiting on PostgreSQL, for Server-Timing */
     uint64_t cache_ns;    /* time spent waiting on Redis */
     h2o_iovec_t response_body; /* set by respond_*; written by --log verbose */
+    struct request_handle *handle; /* created on first request_hold() */
 } request_t;
+
+/* A handle outlives its request: a database or cache callback that fires
+ * after the client went away (HTTP/2 reset, shutdown) finds request NULL and
+ * must drop the result instead of touching freed memory. Reference counted;
+ * the request holds one reference until its memory pool is released. */
+typedef struct request_handle {
+    request_t *rq; /* NULL once the request is gone */
+    unsigned refs;
+} request_handle_t;
 
 /* A route handler. Returns 0 once it has responded or will respond later
  * (it must then respond exactly once, on the worker thread). */
@@ -41,6 +52,13 @@ typedef int (*request_handler_fn)(h2o_req_t *req, request_t *rq);
 
 /* Attaches sutlab's state to req (once; later calls return the same). */
 request_t *request_attach(h2o_req_t *req, struct server_worker *worker, unsigned route_id);
+
+/* Takes a reference on the request's handle, for an operation that may
+ * complete after the request is disposed. Worker thread only. */
+request_handle_t *request_hold(request_t *rq);
+
+/* Drops a reference taken with request_hold(). */
+void request_release(request_handle_t *h);
 
 /* CLOCK_MONOTONIC in nanoseconds: libh2o's timestamps are cached per
  * event-loop pass, too coarse for sub-millisecond requests. */
