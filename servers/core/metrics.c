@@ -1,5 +1,6 @@
 #include "core/metrics.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +44,14 @@ static size_t method_index(unsigned method_bit)
     return METRICS_NMETHODS - 1;
 }
 
-int metrics_init(metrics_t *m, const char *const *route_names, size_t nroutes, size_t nworkers, const char *version,
-                 const char *flags)
+int metrics_init(metrics_t *m, const char *const *route_names, size_t nroutes, const char *const *query_names,
+                 size_t nqueries, size_t nworkers, const char *version, const char *flags)
 {
     memset(m, 0, sizeof(*m));
     m->route_names = route_names;
     m->nroutes = nroutes;
+    m->query_names = query_names;
+    m->nqueries = nqueries;
     m->nworkers = nworkers;
     m->version = version;
     m->flags = flags;
@@ -57,7 +60,9 @@ int metrics_init(metrics_t *m, const char *const *route_names, size_t nroutes, s
     for (size_t w = 0; w < nworkers; w++) {
         m->workers[w].http_requests = calloc(nroutes * METRICS_NMETHODS * METRICS_NSTATUS, sizeof(uint64_t));
         m->workers[w].http_durations = calloc(nroutes, sizeof(metrics_histogram_t));
-        if (m->workers[w].http_requests == NULL || m->workers[w].http_durations == NULL) {
+        m->workers[w].db_queries = calloc(nqueries + 1, sizeof(metrics_histogram_t));
+        if (m->workers[w].http_requests == NULL || m->workers[w].http_durations == NULL ||
+            m->workers[w].db_queries == NULL) {
             metrics_dispose(m);
             return -1;
         }
@@ -71,6 +76,7 @@ void metrics_dispose(metrics_t *m)
         for (size_t w = 0; w < m->nworkers; w++) {
             free(m->workers[w].http_requests);
             free(m->workers[w].http_durations);
+            free(m->workers[w].db_queries);
         }
         free(m->workers);
     }
@@ -139,40 +145,107 @@ static void render_requests(FILE *f, const metrics_t *m)
     }
 }
 
+/* Sums one histogram over the workers; `pick` returns a worker's instance. */
+typedef const metrics_histogram_t *(*pick_fn)(const metrics_worker_t *w, size_t i);
+
+static int render_histogram(FILE *f, const metrics_t *m, const char *name, const char *label, const char *value,
+                            pick_fn pick, size_t i, int skip_empty)
+{
+    uint64_t counts[METRICS_NBUCKETS + 1] = {0}, sum_ns = 0, cumulative = 0;
+    char sel[256];
+
+    for (size_t w = 0; w < m->nworkers; w++) {
+        const metrics_histogram_t *h = pick(&m->workers[w], i);
+        for (size_t b = 0; b <= METRICS_NBUCKETS; b++)
+            counts[b] += load(&h->counts[b]);
+        sum_ns += load(&h->sum_ns);
+    }
+    for (size_t b = 0; b <= METRICS_NBUCKETS; b++)
+        cumulative += counts[b];
+    if (cumulative == 0 && skip_empty)
+        return 0;
+    memset(sel, 0, sizeof(sel));
+    if (label != NULL) {
+        FILE *s = fmemopen(sel, sizeof(sel) - 1, "w");
+        if (s == NULL)
+            return 0;
+        fprintf(s, "%s=\"", label);
+        put_label_value(s, value);
+        fputs("\",", s);
+        fclose(s);
+    }
+    cumulative = 0;
+    for (size_t b = 0; b <= METRICS_NBUCKETS; b++) {
+        cumulative += counts[b];
+        if (b < METRICS_NBUCKETS)
+            fprintf(f, "%s_bucket{%sle=\"%g\"} %llu\n", name, sel, metrics_bucket_bounds[b], (unsigned long long)cumulative);
+        else
+            fprintf(f, "%s_bucket{%sle=\"+Inf\"} %llu\n", name, sel, (unsigned long long)cumulative);
+    }
+    if (label != NULL)
+        sel[strlen(sel) - 1] = '\0'; /* drop the trailing comma */
+    fprintf(f, "%s_sum%s%s%s %.9f\n", name, label ? "{" : "", sel, label ? "}" : "", (double)sum_ns / 1e9);
+    fprintf(f, "%s_count%s%s%s %llu\n", name, label ? "{" : "", sel, label ? "}" : "", (unsigned long long)cumulative);
+    return 1;
+}
+
+static const metrics_histogram_t *pick_http(const metrics_worker_t *w, size_t i)
+{
+    return &w->http_durations[i];
+}
+
+static const metrics_histogram_t *pick_db_query(const metrics_worker_t *w, size_t i)
+{
+    return &w->db_queries[i];
+}
+
+static const metrics_histogram_t *pick_db_wait(const metrics_worker_t *w, size_t i)
+{
+    (void)i;
+    return &w->db_pool_wait;
+}
+
 static void render_durations(FILE *f, const metrics_t *m)
 {
     fputs("# HELP http_request_duration_seconds Time from routing a request to the end of its response.\n"
           "# TYPE http_request_duration_seconds histogram\n",
           f);
-    for (size_t r = 0; r < m->nroutes; r++) {
-        uint64_t counts[METRICS_NBUCKETS + 1] = {0}, sum_ns = 0, cumulative = 0;
-        for (size_t w = 0; w < m->nworkers; w++) {
-            const metrics_histogram_t *h = &m->workers[w].http_durations[r];
-            for (size_t b = 0; b <= METRICS_NBUCKETS; b++)
-                counts[b] += load(&h->counts[b]);
-            sum_ns += load(&h->sum_ns);
-        }
-        for (size_t b = 0; b <= METRICS_NBUCKETS; b++)
-            cumulative += counts[b];
-        if (cumulative == 0)
-            continue;
-        cumulative = 0;
-        for (size_t b = 0; b <= METRICS_NBUCKETS; b++) {
-            cumulative += counts[b];
-            fputs("http_request_duration_seconds_bucket{route=\"", f);
-            put_label_value(f, m->route_names[r]);
-            if (b < METRICS_NBUCKETS)
-                fprintf(f, "\",le=\"%g\"} %llu\n", metrics_bucket_bounds[b], (unsigned long long)cumulative);
-            else
-                fprintf(f, "\",le=\"+Inf\"} %llu\n", (unsigned long long)cumulative);
-        }
-        fputs("http_request_duration_seconds_sum{route=\"", f);
-        put_label_value(f, m->route_names[r]);
-        fprintf(f, "\"} %.9f\n", (double)sum_ns / 1e9);
-        fputs("http_request_duration_seconds_count{route=\"", f);
-        put_label_value(f, m->route_names[r]);
-        fprintf(f, "\"} %llu\n", (unsigned long long)cumulative);
-    }
+    for (size_t r = 0; r < m->nroutes; r++)
+        render_histogram(f, m, "http_request_duration_seconds", "route", m->route_names[r], pick_http, r, 1);
+}
+
+static uint64_t sum_counter(const metrics_t *m, size_t offset)
+{
+    uint64_t total = 0;
+    for (size_t w = 0; w < m->nworkers; w++)
+        total += load((const uint64_t *)((const char *)&m->workers[w] + offset));
+    return total;
+}
+
+static void render_data(FILE *f, const metrics_t *m)
+{
+    static const char *const cache_results[] = {"hit", "miss", "error"};
+
+    fputs("# HELP db_query_duration_seconds PostgreSQL statement time, from sending to its result.\n"
+          "# TYPE db_query_duration_seconds histogram\n",
+          f);
+    for (size_t q = 0; q < m->nqueries; q++)
+        render_histogram(f, m, "db_query_duration_seconds", "query", m->query_names[q], pick_db_query, q, 0);
+    fputs("# HELP db_pool_wait_seconds Time a query waited for a PostgreSQL connection.\n"
+          "# TYPE db_pool_wait_seconds histogram\n",
+          f);
+    render_histogram(f, m, "db_pool_wait_seconds", NULL, NULL, pick_db_wait, 0, 0);
+    fprintf(f,
+            "# HELP db_errors_total Queries that failed (statement errors, lost connections, timeouts).\n"
+            "# TYPE db_errors_total counter\n"
+            "db_errors_total %llu\n",
+            (unsigned long long)sum_counter(m, offsetof(metrics_worker_t, db_errors)));
+    fputs("# HELP cache_requests_total Redis cache look-ups by result.\n"
+          "# TYPE cache_requests_total counter\n",
+          f);
+    for (size_t r = 0; r < 3; r++)
+        fprintf(f, "cache_requests_total{result=\"%s\"} %llu\n", cache_results[r],
+                (unsigned long long)sum_counter(m, offsetof(metrics_worker_t, cache_requests) + r * sizeof(uint64_t)));
 }
 
 static void render_workers(FILE *f, const metrics_t *m)
@@ -210,6 +283,7 @@ char *metrics_render(const metrics_t *m, size_t *len)
     render_requests(f, m);
     render_durations(f, m);
     render_workers(f, m);
+    render_data(f, m);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

@@ -30,11 +30,23 @@ typedef struct metrics_worker {
     metrics_histogram_t *http_durations;  /* [route] */
     uint64_t connections_open;
     uint64_t loop_lag_us;                 /* last measured event-loop lag */
+    metrics_histogram_t *db_queries;      /* [query]: sent to result */
+    metrics_histogram_t db_pool_wait;     /* issued to sent (waiting for a connection) */
+    uint64_t db_errors;
+    uint64_t cache_requests[3];           /* METRICS_CACHE_* */
 } metrics_worker_t;
+
+enum {
+    METRICS_CACHE_HIT = 0,
+    METRICS_CACHE_MISS,
+    METRICS_CACHE_ERROR,
+};
 
 typedef struct metrics {
     const char *const *route_names; /* labels; must outlive metrics_t */
     size_t nroutes;
+    const char *const *query_names; /* database statement names */
+    size_t nqueries;
     metrics_worker_t *workers;
     size_t nworkers;
     const char *version;
@@ -42,8 +54,8 @@ typedef struct metrics {
 } metrics_t;
 
 /* Allocates the per-worker tables. Returns 0, or -1 on allocation failure. */
-int metrics_init(metrics_t *m, const char *const *route_names, size_t nroutes, size_t nworkers, const char *version,
-                 const char *flags);
+int metrics_init(metrics_t *m, const char *const *route_names, size_t nroutes, const char *const *query_names,
+                 size_t nqueries, size_t nworkers, const char *version, const char *flags);
 void metrics_dispose(metrics_t *m);
 
 /* Single-writer increments: call only from the thread owning the slot. */

@@ -172,7 +172,9 @@ static void on_filter_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostr
                  rq != NULL ? (double)(request_now_ns() - rq->started_ns) / 1e6 : 0.0);
     h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("server-timing"), 0, NULL, timing, (size_t)n);
 
-    if (worker->server->cfg->keepalive_timeout == 0)
+    /* close mode, and every response sent while draining, says
+     * Connection: close so clients reconnect instead of racing our close */
+    if (worker->server->cfg->keepalive_timeout == 0 || worker->stopping)
         req->http1_is_persistent = 0;
 
     h2o_setup_next_ostream(req, slot);

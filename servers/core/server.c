@@ -14,9 +14,11 @@
 #include <unistd.h>
 
 #include "build_config.h"
+#include "core/compress.h"
 #include "core/respond.h"
 
 #define TICK_MS 100
+#define DRAIN_IDLE_GRACE_MS 1000
 #define ACCEPTS_PER_EVENT 64 /* accept several connections per readiness event, as h2o's own server does */
 
 typedef struct dispatch_handler {
@@ -37,6 +39,8 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
     request_t *rq;
     char allow[96];
 
+    if (s->cfg->gzip)
+        compress_fix_accept_encoding(req);
     switch (router_match(&s->router, method, req->path_normalized.base, req->path_normalized.len, &match)) {
     case ROUTER_FOUND:
         if (self->metrics_only && strcmp(match.route->template, "/metrics") != 0)
@@ -115,10 +119,15 @@ static void begin_drain(server_worker_t *w)
     /* Keep-alive connections stop being persistent after their current
      * response; HTTP/2 ones get GOAWAY. */
     h2o_context_request_shutdown(&w->ctx);
-    /* libh2o 2.2.5 has no way to close idle HTTP/1 connections on shutdown.
-     * Idle ones wait on the request timeout: shrinking it to zero expires
-     * them at once, while requests being processed are not on that timer. */
-    w->ctx.http1.req_timeout.timeout = 0;
+    /* libh2o 2.2.5 has no way to close idle HTTP/1 connections on shutdown;
+     * they wait on the request timeout. Shrinking it to a short grace closes
+     * connections idle that long, while a client that is still sending (a
+     * keep-alive load generator's next request, the rest of an upload) gets
+     * its response, marked Connection: close. Requests being processed are
+     * not on that timer at all. */
+    w->ctx.http1.req_timeout.timeout = DRAIN_IDLE_GRACE_MS < (uint64_t)w->server->cfg->drain_timeout * 1000
+                                           ? DRAIN_IDLE_GRACE_MS
+                                           : (uint64_t)w->server->cfg->drain_timeout * 1000;
     w->drain_deadline = h2o_now(w->ctx.loop) + (uint64_t)w->server->cfg->drain_timeout * 1000;
 }
 
@@ -277,10 +286,8 @@ static int configure_paths(server_t *s, char *err, size_t errlen)
     }
     pathconf = h2o_config_register_path(s->hostconf, "/", 0);
     request_hooks_register(pathconf);
-    if (s->cfg->gzip) {
-        h2o_compress_args_t args = {.min_size = 100, .gzip = {.quality = 1}, .brotli = {.quality = -1}};
-        h2o_compress_register(pathconf, &args);
-    }
+    if (s->cfg->gzip)
+        compress_register(pathconf);
     register_dispatch(s, pathconf, 0);
     h2o_file_register(pathconf, docroot, NULL, NULL, 0);
     register_fallback(pathconf);
@@ -309,7 +316,8 @@ static int setup_metrics(server_t *s)
     s->route_unmatched = (unsigned)n + 1;
     s->route_names[n + 1] = "unmatched";
     config_format_flags(s->cfg, s->flags_text, sizeof(s->flags_text));
-    return metrics_init(&s->metrics, s->route_names, n + 2, (size_t)s->cfg->workers, SUTLAB_VERSION, s->flags_text);
+    return metrics_init(&s->metrics, s->route_names, n + 2, s->query_names, s->nqueries, (size_t)s->cfg->workers,
+                        SUTLAB_VERSION, s->flags_text);
 }
 
 static void setup_worker(server_t *s, server_worker_t *w, size_t index)

@@ -54,6 +54,8 @@ struct server {
     unsigned route_static;    /* metrics route id of files served from --docroot */
     unsigned route_unmatched; /* metrics route id of 404s and pre-routing errors */
     const char **route_names;
+    const char *const *query_names; /* set by the data layer before server_run */
+    size_t nqueries;
     metrics_t metrics;
     log_sink_t log;
     char flags_text[512];

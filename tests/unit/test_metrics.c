@@ -26,7 +26,7 @@ START_TEST(requests_are_summed_across_workers)
     metrics_t m;
     double v;
     size_t len;
-    ck_assert_int_eq(metrics_init(&m, routes, 3, 2, "1.2.3", "--workers=2 --gzip=off"), 0);
+    ck_assert_int_eq(metrics_init(&m, routes, 3, NULL, 0, 2, "1.2.3", "--workers=2 --gzip=off"), 0);
     metrics_observe_request(&m, 0, 0, ROUTER_GET, 200, 300000);    /* 0.3 ms */
     metrics_observe_request(&m, 1, 0, ROUTER_GET, 200, 2000000);   /* 2 ms */
     metrics_observe_request(&m, 1, 0, ROUTER_GET, 200, 90000000000ull); /* 90 s: only +Inf */
@@ -68,7 +68,7 @@ START_TEST(labels_are_escaped_and_types_declared_first)
 {
     metrics_t m;
     size_t len;
-    ck_assert_int_eq(metrics_init(&m, routes, 3, 1, "v", "f"), 0);
+    ck_assert_int_eq(metrics_init(&m, routes, 3, NULL, 0, 1, "v", "f"), 0);
     metrics_observe_request(&m, 0, 2, ROUTER_GET, 404, 1);
     char *text = metrics_render(&m, &len);
     ck_assert_ptr_nonnull(strstr(text, "route=\"we\\\"ird\\\\\""));
@@ -92,7 +92,7 @@ START_TEST(gauges_are_summed)
     metrics_t m;
     size_t len;
     double v;
-    ck_assert_int_eq(metrics_init(&m, routes, 1, 3, "v", "f"), 0);
+    ck_assert_int_eq(metrics_init(&m, routes, 1, NULL, 0, 3, "v", "f"), 0);
     metrics_set(&m.workers[0].connections_open, 2);
     metrics_set(&m.workers[2].connections_open, 5);
     metrics_set(&m.workers[1].loop_lag_us, 1500);
