@@ -345,6 +345,10 @@ class ServerStartError(Exception):
     pass
 
 
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                     "WARNING: ThreadSanitizer", "ERROR: ThreadSanitizer", "ERROR: UndefinedBehaviorSanitizer")
+
+
 class Server:
     """Runs `$SUTLAB_BIN serve --listen 127.0.0.1:PORT [--workers N] [--docroot D] [extra_args]`.
 
@@ -354,7 +358,10 @@ class Server:
     - stdout/stderr go to files in a private temp dir (`stdout_path`, `stderr_path`); the
       process's cwd is that dir, so nothing depends on where the test runs.
     - On enter it waits up to `start_timeout` s for GET /health_check == 200.
-    - On exit it always kills the process (if still running) and removes the temp dir.
+    - On a clean exit of the `with` block (or `finish()`): a server still running is stopped with
+      SIGTERM and must exit 0, and its stderr must hold no sanitizer report (ASan/LSan/UBSan/TSan:
+      UBSan does not change the exit code, so it is only visible there). Otherwise AssertionError.
+    - On any exit it kills the process (if still running) and removes the temp dir.
     """
 
     def __init__(self, extra_args=(), docroot=None, workers=1, env=None, port=None, listen=True,
@@ -440,6 +447,31 @@ class Server:
             except subprocess.TimeoutExpired:
                 pass
 
+    def sanitizer_report(self):
+        """The sanitizer output in the server's stderr, or None."""
+        err = self.stderr()
+        hits = [err.find(m) for m in SANITIZER_MARKERS if m in err]
+        if not hits:
+            return None
+        start = err.rfind("\n", 0, min(hits)) + 1
+        return err[start:start + 6000]
+
+    def finish(self, timeout=10.0):
+        """Stop gracefully (if running) and check exit code 0 and no sanitizer report."""
+        problems = []
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                rc = self.stop(signal.SIGTERM, timeout=timeout)
+                if rc is None:
+                    problems.append("did not exit within %.0f s of SIGTERM (killed)" % timeout)
+                elif rc != 0:
+                    problems.append("exit code %d after SIGTERM" % rc)
+            report = self.sanitizer_report()
+            if report:
+                problems.append("sanitizer report on stderr:\n" + report)
+        if problems:
+            raise AssertionError("server %s: %s" % (" ".join(self.args), "\n".join(problems)))
+
     def close(self):
         self.kill()
         for f in ("_out", "_err"):
@@ -455,8 +487,12 @@ class Server:
             self.close()
             raise
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if exc_type is None:
+                self.finish()
+        finally:
+            self.close()
 
     def stdout(self):
         return _read_text(self.stdout_path)

@@ -12,7 +12,6 @@ import gzip
 import json
 import os
 import shutil
-import socket
 import sys
 import tempfile
 import threading
@@ -125,8 +124,11 @@ class CoreHTTP(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.srv.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        try:
+            cls.srv.finish()
+        finally:
+            cls.srv.close()
+            shutil.rmtree(cls.tmp, ignore_errors=True)
 
     # ------------------------------------------------------------------ health check
 
@@ -477,8 +479,11 @@ class KeepAliveOff(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.srv.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        try:
+            cls.srv.finish()
+        finally:
+            cls.srv.close()
+            shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def check_closed_after_one(self, version, headers, path="/health_check"):
         with self.srv.raw_conn() as conn:
@@ -544,8 +549,11 @@ class Gzip(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.srv.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        try:
+            cls.srv.finish()
+        finally:
+            cls.srv.close()
+            shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_gzip_static_json_and_text(self):
         for name in ("data.json", "big.txt"):

@@ -63,8 +63,11 @@ class CoreMetrics(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.srv.close()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        try:
+            cls.srv.finish()
+        finally:
+            cls.srv.close()
+            shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def scrape(self):
         return self.srv.metrics()
