@@ -230,9 +230,10 @@ pg_running_pid() {
   return 1
 }
 
-# pg_clear_stale DATA: after a crash, kill leftover backends and remove a stale postmaster.pid.
+# pg_clear_stale DATA [SOCKDIR]: after a crash, kill leftover backends and remove a stale
+# postmaster.pid and socket lock files (their pid may now belong to another process).
 pg_clear_stale() {
-  local data=$1 p
+  local data=$1 sock=${2:-} p f
   pg_running_pid "$data" >/dev/null && return 0
   for p in $(pg_pids_in "$data"); do
     kill -KILL "$p" 2>/dev/null || true
@@ -241,6 +242,13 @@ pg_clear_stale() {
     say "(removing stale $data/postmaster.pid)"
     rm -f "$data/postmaster.pid"
   fi
+  if [ -n "$sock" ]; then
+    for f in "$sock"/.s.PGSQL.*; do
+      [ -e "$f" ] || continue
+      rm -f "$f"
+    done
+  fi
+  return 0
 }
 
 # pg_port_of DATA: the port in a running postmaster.pid (4th line).
