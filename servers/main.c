@@ -7,16 +7,22 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "apps/common/auth.h"
+#include "apps/delivery/delivery.h"
 #include "apps/ops/ops.h"
 #include "build_config.h"
 #include "core/config.h"
 #include "core/server.h"
+#include "data/backends.h"
+#include "data/cache.h"
+#include "tools/db_tool.h"
 
 extern char **environ;
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: sutlab serve [FLAGS]    run the server (see sutlab serve --help)\n"
+                 "       sutlab db migrate|seed|indexes ...  database chores (see sutlab db --help)\n"
                  "       sutlab --version\n");
 }
 
@@ -24,7 +30,9 @@ static int serve_main(int argc, char **argv)
 {
     static config_t cfg;
     static server_t server;
-    char err[512];
+    static backends_t backends;
+    char err[512], host[256];
+    int port, db;
     int ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN), rc;
 
     switch (config_parse(&cfg, argc, argv, environ, ncpus, err, sizeof(err))) {
@@ -37,14 +45,23 @@ static int serve_main(int argc, char **argv)
     case CONFIG_OK:
         break;
     }
+    if (cfg.redis_cache && cache_parse_url(cfg.redis_url, host, sizeof(host), &port, &db) != 0) {
+        fprintf(stderr, "sutlab serve: --redis-url: expected redis://HOST:PORT[/DB], got '%s'\n", cfg.redis_url);
+        return 2;
+    }
     if (server_init(&server, &cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "sutlab serve: %s\n", err);
         return 2;
     }
-    if (ops_register(&server) != 0) {
-        fprintf(stderr, "sutlab serve: internal error: route table rejected a route\n");
+    /* the apps add their routes and statements; then the data layer wires
+     * each worker's PostgreSQL pool and Redis client */
+    backends_init(&backends, &server);
+    if (ops_register(&server) != 0 || auth_register(&backends.registry) != 0 ||
+        delivery_register(&server, &backends.registry) != 0) {
+        fprintf(stderr, "sutlab serve: internal error: a route or statement was rejected\n");
         return 1;
     }
+    backends_attach(&backends);
     rc = server_run(&server);
     server_dispose(&server);
     return rc;
@@ -66,6 +83,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "serve") == 0)
         return serve_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "db") == 0)
+        return db_tool_main(argc - 1, argv + 1);
     fprintf(stderr, "sutlab: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

@@ -35,6 +35,7 @@ typedef struct request {
     uint64_t cache_ns;    /* time spent waiting on Redis */
     h2o_iovec_t response_body; /* set by respond_*; written by --log verbose */
     struct request_handle *handle; /* created on first request_hold() */
+    void *app;                     /* the handler's own state (app_state()) */
 } request_t;
 
 /* A handle outlives its request: a database or cache callback that fires

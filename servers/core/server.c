@@ -158,6 +158,8 @@ static void *worker_main(void *arg)
     server_worker_t *w = arg;
     h2o_evloop_t *loop = w->ctx.loop;
 
+    if (w->server->on_worker_start != NULL)
+        w->server->on_worker_start(w, w->server->hook_data);
     for (size_t i = 0; i < w->nfds; i++)
         h2o_socket_read_start(w->listeners[i], on_accept);
     w->tick_armed_at = h2o_now(loop);
@@ -166,6 +168,8 @@ static void *worker_main(void *arg)
     while (!(w->stopping && (w->connections == 0 || h2o_now(loop) >= w->drain_deadline)))
         h2o_evloop_run(loop, INT32_MAX);
 
+    if (w->server->on_worker_stop != NULL)
+        w->server->on_worker_stop(w, w->server->hook_data);
     log_writer_flush(&w->log);
     return NULL;
 }
@@ -258,6 +262,13 @@ int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen)
 int server_add_route(server_t *s, unsigned methods, const char *tmpl, request_handler_fn handler)
 {
     return router_add(&s->router, methods, tmpl, (void *)handler);
+}
+
+void server_set_worker_hooks(server_t *s, server_worker_hook_fn start, server_worker_hook_fn stop, void *data)
+{
+    s->on_worker_start = start;
+    s->on_worker_stop = stop;
+    s->hook_data = data;
 }
 
 static void register_dispatch(server_t *s, h2o_pathconf_t *pathconf, int metrics_only)

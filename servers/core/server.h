@@ -23,6 +23,8 @@
 #include "core/router.h"
 
 typedef struct server server_t;
+struct pg_pool;
+struct cache_client;
 
 typedef struct server_worker {
     h2o_context_t ctx; /* first, so a request finds its worker through req->conn->ctx */
@@ -43,7 +45,14 @@ typedef struct server_worker {
     uint64_t tick_armed_at;
     uint64_t drain_deadline;
     log_writer_t log;
+    /* the data layer's per-worker handles (set by worker hooks; opaque here) */
+    struct pg_pool *pg;
+    struct cache_client *cache;
 } server_worker_t;
+
+/* Runs on each worker's thread: `start` before its loop serves, `stop` after
+ * it drained. */
+typedef void (*server_worker_hook_fn)(server_worker_t *w, void *data);
 
 struct server {
     const config_t *cfg;
@@ -61,6 +70,8 @@ struct server {
     char flags_text[512];
     server_worker_t *workers;
     h2o_multithread_queue_t **queues;
+    server_worker_hook_fn on_worker_start, on_worker_stop;
+    void *hook_data;
 };
 
 /* Prepares the server from a validated config (nothing is bound yet).
@@ -69,6 +80,9 @@ int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen);
 
 /* Adds an app route (before server_run). Returns the route id or -1. */
 int server_add_route(server_t *s, unsigned methods, const char *tmpl, request_handler_fn handler);
+
+/* Sets the worker hooks (one pair; the data layer's). */
+void server_set_worker_hooks(server_t *s, server_worker_hook_fn start, server_worker_hook_fn stop, void *data);
 
 /* Binds, serves until SIGTERM/SIGINT, drains. Returns the process exit code. */
 int server_run(server_t *s);

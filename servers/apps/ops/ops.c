@@ -3,6 +3,8 @@
 #include <stdlib.h>
 
 #include "core/respond.h"
+#include "data/cache.h"
+#include "data/pg.h"
 
 /* The Laravel health check: no database, no cache, no JSON. */
 static int on_health_check(h2o_req_t *req, request_t *rq)
@@ -25,9 +27,27 @@ static int on_metrics(h2o_req_t *req, request_t *rq)
     return 0;
 }
 
+/* Ready means the dependencies answer: PostgreSQL always, Redis only when
+ * --redis-cache uses it. Load balancers eject a 503 backend. */
+static int on_readyz(h2o_req_t *req, request_t *rq)
+{
+    server_worker_t *w = rq->worker;
+    int db_up = w->pg != NULL && pg_pool_is_up(w->pg);
+    int redis_up = w->cache != NULL && cache_is_up(w->cache);
+    json_t *doc = json_pack("{s:s,s:s}", "db", db_up ? "ok" : "down", "redis",
+                            w->cache == NULL ? "disabled" : (redis_up ? "ok" : "down"));
+    int ready = db_up && (w->cache == NULL || redis_up);
+    if (!ready)
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, H2O_STRLIT("1"));
+    respond_json(req, ready ? 200 : 503, doc);
+    json_decref(doc);
+    return 0;
+}
+
 int ops_register(server_t *s)
 {
     if (server_add_route(s, ROUTER_GET, "/health_check", on_health_check) < 0 ||
+        server_add_route(s, ROUTER_GET, "/readyz", on_readyz) < 0 ||
         server_add_route(s, ROUTER_GET, "/metrics", on_metrics) < 0)
         return -1;
     return 0;

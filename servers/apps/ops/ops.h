@@ -1,6 +1,7 @@
 /*
  * ops: the operational endpoints every lab scrapes or probes, touching
- * nothing but the HTTP stack: GET /health_check and GET /metrics.
+ * as little as possible: GET /health_check (only the HTTP stack), GET /readyz
+ * (are PostgreSQL and, with --redis-cache, Redis reachable) and GET /metrics.
  */
 #ifndef SUTLAB_OPS_H
 #define SUTLAB_OPS_H

@@ -1,0 +1,125 @@
+#include "apps/common/app.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/query.h"
+#include "core/respond.h"
+
+void *app_state(request_t *rq, size_t size)
+{
+    if (rq->app == NULL) {
+        rq->app = h2o_mem_alloc_pool(&rq->req->pool, size);
+        memset(rq->app, 0, size);
+    }
+    return rq->app;
+}
+
+int app_db_status(const pg_result_t *res)
+{
+    const char *s = res->sqlstate;
+    if (res->status == PG_UNAVAILABLE)
+        return 503;
+    if (strcmp(s, "23505") == 0)
+        return 409;
+    if (strcmp(s, "23503") == 0 || strcmp(s, "23514") == 0 || strncmp(s, "22", 2) == 0)
+        return 422;
+    /* 57: operator intervention (statement timeout, shutdown); 53: out of
+     * resources; 08: connection; 40: serialization/deadlock — retryable */
+    if (strncmp(s, "57", 2) == 0 || strncmp(s, "53", 2) == 0 || strncmp(s, "08", 2) == 0 || strncmp(s, "40", 2) == 0)
+        return 503;
+    return 500;
+}
+
+void app_fail_db(request_t *rq, const pg_result_t *res)
+{
+    h2o_req_t *req = rq->req;
+    int status = app_db_status(res);
+    switch (status) {
+    case 503:
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, H2O_STRLIT("1"));
+        respond_error(req, 503, "database", "temporarily unavailable, retry later");
+        break;
+    case 409:
+        respond_error(req, 409, "body", "has already been taken");
+        break;
+    case 422:
+        respond_error(req, 422, "body", "refers to something that does not exist or is out of range");
+        break;
+    default:
+        fprintf(stderr, "sutlab: unexpected database error %s: %s", res->sqlstate,
+                res->res != NULL ? PQresultErrorMessage(res->res) : "\n");
+        respond_error(req, 500, "server", "internal error");
+        break;
+    }
+}
+
+json_t *app_json_body(request_t *rq)
+{
+    h2o_req_t *req = rq->req;
+    ssize_t ct = h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_TYPE, -1);
+    json_error_t err;
+    json_t *doc;
+
+    if (ct != -1) {
+        h2o_iovec_t v = req->headers.entries[ct].value;
+        if (!(v.len >= 16 && h2o_lcstris(v.base, 16, H2O_STRLIT("application/json")))) {
+            respond_error(req, 415, "body", "must be sent as application/json");
+            return NULL;
+        }
+    }
+    doc = json_loadb(req->entity.base != NULL ? req->entity.base : "", req->entity.len, JSON_REJECT_DUPLICATES, &err);
+    if (doc == NULL) {
+        respond_error(req, 400, "body", "is not valid JSON (malformed, invalid UTF-8, duplicate keys or too deep)");
+        return NULL;
+    }
+    if (!json_is_object(doc)) {
+        json_decref(doc);
+        respond_error(req, 422, "body", "must be a JSON object");
+        return NULL;
+    }
+    return doc;
+}
+
+int app_query(request_t *rq, const char *name, const char **value, size_t *len)
+{
+    h2o_req_t *req = rq->req;
+    char *out;
+
+    if (req->query_at == SIZE_MAX)
+        return 0;
+    const char *qs = req->path.base + req->query_at + 1;
+    size_t qslen = req->path.len - req->query_at - 1;
+    out = h2o_mem_alloc_pool(&req->pool, APP_MAX_PARAM + 1);
+    switch (query_param(qs, qslen, name, out, APP_MAX_PARAM + 1, len)) {
+    case QUERY_FOUND:
+        *value = out;
+        return 1;
+    case QUERY_ABSENT:
+        return 0;
+    default:
+        respond_error(req, 400, name, "is malformed (bad percent-encoding, NUL, or over 1024 bytes)");
+        return -1;
+    }
+}
+
+long long app_path_id(request_t *rq, const char *name)
+{
+    size_t len;
+    long long id;
+    const char *v = router_param(&rq->match, name, &len);
+    if (v == NULL || query_parse_int(v, len, 1, INT64_MAX, &id) != 0)
+        return -1;
+    return id;
+}
+
+
+int app_is_utf8(const char *s, size_t len)
+{
+    /* jansson validates UTF-8 when it builds a string; reuse that */
+    json_t *t = memchr(s, '\0', len) == NULL ? json_stringn(s, len) : NULL;
+    if (t == NULL)
+        return 0;
+    json_decref(t);
+    return 1;
+}

@@ -1,0 +1,46 @@
+/*
+ * app: what every app handler needs between the core and the data layer:
+ * turning a failed query into the documented HTTP error, reading JSON
+ * bodies and query parameters with the documented 4xx on bad input, and a
+ * per-request state block for continuations.
+ */
+#ifndef SUTLAB_APP_H
+#define SUTLAB_APP_H
+
+#include <jansson.h>
+
+#include "core/request.h"
+#include "data/pg.h"
+
+#define APP_MAX_PARAM 1024 /* longest query parameter accepted */
+
+/* The per-request state block of a handler, allocated in the request's pool
+ * on first use (zeroed) and found again in later callbacks. */
+void *app_state(request_t *rq, size_t size);
+
+/* Answers a failed query: PG_UNAVAILABLE and server-side timeouts are 503
+ * with Retry-After; unique violations 409; foreign-key and value errors 422;
+ * anything else 500 (a bug: a client cannot cause it). No SQL reaches the
+ * body. */
+void app_fail_db(request_t *rq, const pg_result_t *res);
+
+/* The HTTP status for a failed query (exposed for tests). */
+int app_db_status(const pg_result_t *res);
+
+/* Parses the body as a JSON object: rejects non-JSON content types (415),
+ * malformed JSON, invalid UTF-8, NUL escapes, duplicate keys and nesting
+ * deeper than jansson's limit (400), non-objects (422), responding itself
+ * and returning NULL. The caller owns (decrefs) the result. */
+json_t *app_json_body(request_t *rq);
+
+/* Reads query parameter `name`, decoded into the request pool. Returns 1 if
+ * present, 0 if absent; on a malformed value responds 400 and returns -1. */
+int app_query(request_t *rq, const char *name, const char **value, size_t *len);
+
+/* 1 if [s, s+len) is valid UTF-8 without NUL. */
+int app_is_utf8(const char *s, size_t len);
+
+/* The path parameter `name` as an id (1..2^63-1); -1 if absent or not one. */
+long long app_path_id(request_t *rq, const char *name);
+
+#endif

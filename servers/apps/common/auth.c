@@ -1,0 +1,116 @@
+#include "apps/common/auth.h"
+
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "apps/common/app.h"
+#include "core/respond.h"
+#include "core/server.h"
+
+static pg_statement_t stmt_session = {
+    "auth_session",
+    "SELECT user_id, token_hash FROM sessions WHERE token_hash = $1 AND revoked_at IS NULL",
+    1,
+    0,
+};
+
+typedef struct auth_state {
+    auth_fn cb;
+    char hash[2 + 64 + 1];
+} auth_state_t;
+
+int auth_register(pg_registry_t *reg)
+{
+    return pg_registry_add(reg, &stmt_session);
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int auth_token_hash(const char *header, size_t len, char out[2 + 64 + 1])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char raw[AUTH_TOKEN_HEX / 2], digest[SHA256_DIGEST_LENGTH];
+    size_t skip;
+
+    if (len > 6 && strncasecmp(header, "Token ", 6) == 0)
+        skip = 6;
+    else if (len > 7 && strncasecmp(header, "Bearer ", 7) == 0)
+        skip = 7;
+    else
+        return -1;
+    header += skip;
+    len -= skip;
+    if (len != AUTH_TOKEN_HEX)
+        return -1;
+    for (size_t i = 0; i < sizeof(raw); i++) {
+        int hi = hexval(header[2 * i]), lo = hexval(header[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        raw[i] = (unsigned char)(hi * 16 + lo);
+    }
+    SHA256(raw, sizeof(raw), digest);
+    out[0] = '\\';
+    out[1] = 'x';
+    for (size_t i = 0; i < sizeof(digest); i++) {
+        out[2 + 2 * i] = hex[digest[i] >> 4];
+        out[3 + 2 * i] = hex[digest[i] & 0xf];
+    }
+    out[2 + 64] = '\0';
+    return 0;
+}
+
+static void deny(request_t *rq)
+{
+    h2o_add_header(&rq->req->pool, &rq->req->res.headers, H2O_TOKEN_WWW_AUTHENTICATE, NULL, H2O_STRLIT("Token"));
+    respond_error(rq->req, 401, "token", "is missing, invalid or revoked");
+}
+
+static void on_session(request_t *rq, const pg_result_t *res)
+{
+    auth_state_t *st = rq->app;
+    if (res->status != PG_OK) {
+        app_fail_db(rq, res);
+        return;
+    }
+    /* The look-up is by hash, so the row matches; comparing again in
+     * constant time keeps the check independent of how the index compares. */
+    if (PQntuples(res->res) != 1 || PQgetlength(res->res, 0, 1) != 66 ||
+        CRYPTO_memcmp(PQgetvalue(res->res, 0, 1), st->hash, 66) != 0) {
+        deny(rq);
+        return;
+    }
+    auth_fn cb = st->cb;
+    rq->app = NULL; /* hand the state slot back to the handler */
+    cb(rq, strtoll(PQgetvalue(res->res, 0, 0), NULL, 10));
+}
+
+void auth_require(request_t *rq, auth_fn cb)
+{
+    h2o_req_t *req = rq->req;
+    ssize_t i = h2o_find_header(&req->headers, H2O_TOKEN_AUTHORIZATION, -1);
+    auth_state_t *st;
+    const char *params[1];
+
+    /* the auth state lives in rq->app until the handler takes it over */
+    st = h2o_mem_alloc_pool(&req->pool, sizeof(*st));
+    st->cb = cb;
+    if (i == -1 || auth_token_hash(req->headers.entries[i].value.base, req->headers.entries[i].value.len, st->hash) != 0) {
+        deny(rq);
+        return;
+    }
+    rq->app = st;
+    params[0] = st->hash;
+    pg_query(rq->worker->pg, rq, &stmt_session, params, on_session);
+}

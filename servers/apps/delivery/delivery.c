@@ -1,0 +1,429 @@
+#include "apps/delivery/delivery.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apps/common/app.h"
+#include "apps/common/auth.h"
+#include "core/query.h"
+#include "core/respond.h"
+#include "data/cache.h"
+
+/* Column order shared by every statement that returns stores. */
+#define STORE_COLUMNS "id, name, phone, address, owner_id, open_status, introduction, category_id"
+
+static pg_statement_t stmt_categories = {
+    "delivery_categories", "SELECT id, name FROM store_categories ORDER BY id", 0, 0};
+static pg_statement_t stmt_by_category = {
+    "delivery_stores_by_category", "SELECT " STORE_COLUMNS " FROM stores WHERE category_id = $1 ORDER BY id", 1, 0};
+static pg_statement_t stmt_by_category_address = {
+    "delivery_stores_by_category_address",
+    "SELECT " STORE_COLUMNS " FROM stores WHERE category_id = $1 AND address = $2 ORDER BY id", 2, 0};
+/* one round trip: the store's columns repeat on each menu row */
+static pg_statement_t stmt_store = {
+    "delivery_store",
+    "SELECT s.id, s.name, s.phone, s.address, s.owner_id, s.open_status, s.introduction, s.category_id,"
+    " m.id, m.name, m.price, m.description"
+    " FROM stores s LEFT JOIN menus m ON m.store_id = s.id WHERE s.id = $1 ORDER BY m.id",
+    1, 0};
+static pg_statement_t stmt_create = {
+    "delivery_store_create",
+    "INSERT INTO stores (name, phone, address, owner_id, open_status, introduction, category_id)"
+    " VALUES ($1, $2, $3, $4, 'CLOSED', $5, $6) RETURNING " STORE_COLUMNS,
+    6, 0};
+/* the owner check is part of the write, so it cannot race a transfer */
+static pg_statement_t stmt_set_status = {
+    "delivery_store_set_status",
+    "UPDATE stores SET open_status = $3, updated_at = now() WHERE id = $1 AND owner_id = $2 RETURNING " STORE_COLUMNS,
+    3, 0};
+static pg_statement_t stmt_owner = {"delivery_store_owner", "SELECT owner_id FROM stores WHERE id = $1", 1, 0};
+
+#define LIMIT_NAME 100
+#define LIMIT_PHONE 30
+#define LIMIT_ADDRESS 200
+#define LIMIT_INTRODUCTION 2000
+
+/* --- shared pieces --------------------------------------------------------- */
+
+static long long col_int(PGresult *r, int row, int col)
+{
+    return strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+/* A store row (columns col..col+7 in STORE_COLUMNS order) as make-delivery's JSON. */
+static json_t *store_json(PGresult *r, int row)
+{
+    return json_pack("{s:I,s:s,s:s,s:s,s:I,s:s,s:s,s:I}", "id", (json_int_t)col_int(r, row, 0), "name",
+                     PQgetvalue(r, row, 1), "phone", PQgetvalue(r, row, 2), "address", PQgetvalue(r, row, 3), "ownerId",
+                     (json_int_t)col_int(r, row, 4), "openStatus", PQgetvalue(r, row, 5), "introduction",
+                     PQgetvalue(r, row, 6), "categoryId", (json_int_t)col_int(r, row, 7));
+}
+
+static void set_x_cache(request_t *rq, const char *value)
+{
+    h2o_add_header_by_str(&rq->req->pool, &rq->req->res.headers, H2O_STRLIT("x-cache"), 0, NULL, value, strlen(value));
+}
+
+/* The cache key of a category; the field is the address filter ("*" = all). */
+static void category_key(char *buf, size_t len, long long category)
+{
+    snprintf(buf, len, "sutlab:stores:category:%lld", category);
+}
+
+/* After a write that changes a listed store, drop its category's listings. */
+static void invalidate_category(request_t *rq, long long category)
+{
+    char key[64];
+    if (rq->worker->cache == NULL)
+        return;
+    category_key(key, sizeof(key), category);
+    cache_del(rq->worker->cache, key);
+}
+
+/* --- GET /stores/categories ----------------------------------------------- */
+
+static void on_categories(request_t *rq, const pg_result_t *res)
+{
+    if (res->status != PG_OK) {
+        app_fail_db(rq, res);
+        return;
+    }
+    json_t *list = json_array();
+    for (int i = 0; i < PQntuples(res->res); i++)
+        json_array_append_new(list, json_pack("{s:I,s:s}", "id", (json_int_t)col_int(res->res, i, 0), "name",
+                                              PQgetvalue(res->res, i, 1)));
+    respond_json(rq->req, 200, list);
+    json_decref(list);
+}
+
+static int get_categories(h2o_req_t *req, request_t *rq)
+{
+    (void)req;
+    pg_query(rq->worker->pg, rq, &stmt_categories, NULL, on_categories);
+    return 0;
+}
+
+/* --- GET /stores?categoryId=ID[&address=ADDR] ----------------------------- */
+
+typedef struct listing_state {
+    long long category;
+    const char *address; /* NULL: every address */
+    char key[64];
+    int fill_cache; /* a miss: store what PostgreSQL returns */
+} listing_state_t;
+
+static void on_listing_rows(request_t *rq, const pg_result_t *res)
+{
+    listing_state_t *st = rq->app;
+    if (res->status != PG_OK) {
+        app_fail_db(rq, res);
+        return;
+    }
+    json_t *list = json_array();
+    for (int i = 0; i < PQntuples(res->res); i++)
+        json_array_append_new(list, store_json(res->res, i));
+    size_t len = json_dumpb(list, NULL, 0, JSON_COMPACT);
+    char *body = h2o_mem_alloc_pool(&rq->req->pool, len + 1);
+    json_dumpb(list, body, len, JSON_COMPACT);
+    json_decref(list);
+    if (st->fill_cache)
+        cache_hset(rq->worker->cache, st->key, st->address != NULL ? st->address : "*", body, len,
+                   rq->worker->server->cfg->cache_ttl);
+    respond_send(rq->req, 200, "application/json", body, len);
+}
+
+static void query_listing(request_t *rq)
+{
+    listing_state_t *st = rq->app;
+    char category[24];
+    const char *params[2] = {category, st->address};
+    snprintf(category, sizeof(category), "%lld", st->category);
+    pg_query(rq->worker->pg, rq, st->address != NULL ? &stmt_by_category_address : &stmt_by_category, params,
+             on_listing_rows);
+}
+
+static void on_listing_cached(request_t *rq, cache_status_t status, const char *value, size_t len)
+{
+    listing_state_t *st = rq->app;
+    switch (status) {
+    case CACHE_HIT:
+        set_x_cache(rq, "HIT");
+        respond_send(rq->req, 200, "application/json", value, len);
+        return;
+    case CACHE_MISS:
+        set_x_cache(rq, "MISS");
+        st->fill_cache = 1;
+        break;
+    case CACHE_ERROR:
+        set_x_cache(rq, "BYPASS"); /* Redis down or slow: PostgreSQL answers, nothing is stored */
+        break;
+    }
+    query_listing(rq);
+}
+
+static int get_stores(h2o_req_t *req, request_t *rq)
+{
+    listing_state_t *st = app_state(rq, sizeof(*st));
+    const char *v;
+    size_t len;
+    int found;
+    (void)req;
+
+    if ((found = app_query(rq, "categoryId", &v, &len)) < 0)
+        return 0;
+    if (found == 0 || query_parse_int(v, len, 1, INT64_MAX, &st->category) != 0) {
+        respond_error(rq->req, 422, "categoryId", "must be a positive integer");
+        return 0;
+    }
+    if ((found = app_query(rq, "address", &v, &len)) < 0)
+        return 0;
+    if (found) {
+        if (len > LIMIT_ADDRESS || !app_is_utf8(v, len)) {
+            respond_error(rq->req, 422, "address", "must be valid UTF-8 of at most 200 bytes");
+            return 0;
+        }
+        st->address = v;
+    }
+    if (rq->worker->cache == NULL) {
+        set_x_cache(rq, "BYPASS");
+        query_listing(rq);
+        return 0;
+    }
+    category_key(st->key, sizeof(st->key), st->category);
+    cache_hget(rq->worker->cache, rq, st->key, st->address != NULL ? st->address : "*", on_listing_cached);
+    return 0;
+}
+
+/* --- GET /stores/:id -------------------------------------------------------- */
+
+static void on_store(request_t *rq, const pg_result_t *res)
+{
+    if (res->status != PG_OK) {
+        app_fail_db(rq, res);
+        return;
+    }
+    PGresult *r = res->res;
+    if (PQntuples(r) == 0) {
+        respond_error(rq->req, 404, "store", "not found");
+        return;
+    }
+    json_t *store = store_json(r, 0), *menus = json_array();
+    for (int i = 0; i < PQntuples(r); i++) {
+        if (PQgetisnull(r, i, 8))
+            continue; /* a store without menus */
+        json_array_append_new(menus, json_pack("{s:I,s:s,s:I,s:s}", "id", (json_int_t)col_int(r, i, 8), "name",
+                                               PQgetvalue(r, i, 9), "price", (json_int_t)col_int(r, i, 10),
+                                               "description", PQgetvalue(r, i, 11)));
+    }
+    json_object_set_new(store, "menus", menus);
+    respond_json(rq->req, 200, store);
+    json_decref(store);
+}
+
+static int get_store(h2o_req_t *req, request_t *rq)
+{
+    char id[24];
+    const char *params[1] = {id};
+    long long v = app_path_id(rq, "id");
+    (void)req;
+    if (v < 0) {
+        respond_error(rq->req, 404, "store", "not found");
+        return 0;
+    }
+    snprintf(id, sizeof(id), "%lld", v);
+    pg_query(rq->worker->pg, rq, &stmt_store, params, on_store);
+    return 0;
+}
+
+/* --- POST /stores ---------------------------------------------------------- */
+
+/* Reads a string member: required or optional, bounded. Adds a validation
+ * message to errors when it is wrong; returns the value or NULL. */
+static const char *field(json_t *body, const char *name, size_t limit, int required, json_t *errors)
+{
+    json_t *v = json_object_get(body, name);
+    char msg[64];
+    if (v == NULL || json_is_null(v)) {
+        if (required)
+            json_object_set_new(errors, name, json_pack("[s]", "can't be blank"));
+        return NULL;
+    }
+    if (!json_is_string(v)) {
+        json_object_set_new(errors, name, json_pack("[s]", "must be a string"));
+        return NULL;
+    }
+    if (required && json_string_length(v) == 0) {
+        json_object_set_new(errors, name, json_pack("[s]", "can't be blank"));
+        return NULL;
+    }
+    if (json_string_length(v) > limit || memchr(json_string_value(v), '\0', json_string_length(v)) != NULL) {
+        snprintf(msg, sizeof(msg), "is too long (maximum is %zu bytes)", limit);
+        json_object_set_new(errors, name, json_pack("[s]", msg));
+        return NULL;
+    }
+    return json_string_value(v);
+}
+
+static void on_created(request_t *rq, const pg_result_t *res)
+{
+    if (res->status == PG_QUERY_ERROR && strcmp(res->sqlstate, "23503") == 0) {
+        respond_error(rq->req, 422, "categoryId", "does not exist");
+        return;
+    }
+    if (res->status != PG_OK) {
+        app_fail_db(rq, res);
+        return;
+    }
+    json_t *store = store_json(res->res, 0);
+    invalidate_category(rq, col_int(res->res, 0, 7));
+    respond_json(rq->req, 201, store);
+    json_decref(store);
+}
+
+static void create_as(request_t *rq, long long user_id)
+{
+    json_t *body = app_json_body(rq), *errors, *cat;
+    const char *name, *phone, *address, *intro;
+    long long category = 0;
+    char owner[24], category_text[24];
+
+    if (body == NULL)
+        return;
+    /* make-delivery sends the store at the top level; RealWorld-style
+     * clients wrap it as {"store": {...}}: accept both */
+    json_t *inner = json_object_get(body, "store");
+    if (json_is_object(inner)) {
+        json_incref(inner);
+        json_decref(body);
+        body = inner;
+    }
+    errors = json_object();
+    name = field(body, "name", LIMIT_NAME, 1, errors);
+    phone = field(body, "phone", LIMIT_PHONE, 1, errors);
+    address = field(body, "address", LIMIT_ADDRESS, 1, errors);
+    intro = field(body, "introduction", LIMIT_INTRODUCTION, 0, errors);
+    cat = json_object_get(body, "categoryId");
+    if (!json_is_integer(cat) || (category = json_integer_value(cat)) < 1)
+        json_object_set_new(errors, "categoryId", json_pack("[s]", "must be a positive integer"));
+    if (json_object_size(errors) != 0) {
+        json_t *doc = json_pack("{s:o}", "errors", errors);
+        respond_json(rq->req, 422, doc);
+        json_decref(doc);
+        json_decref(body);
+        return;
+    }
+    json_decref(errors);
+    snprintf(owner, sizeof(owner), "%lld", user_id);
+    snprintf(category_text, sizeof(category_text), "%lld", category);
+    const char *params[6] = {name, phone, address, owner, intro != NULL ? intro : "", category_text};
+    pg_query(rq->worker->pg, rq, &stmt_create, params, on_created); /* copies the parameters */
+    json_decref(body);
+}
+
+static int post_store(h2o_req_t *req, request_t *rq)
+{
+    (void)req;
+    auth_require(rq, create_as);
+    return 0;
+}
+
+/* --- PATCH /stores/:id/opened|closed -------------------------------------- */
+
+typedef struct status_state {
+    long long store;
+    long long user;
+    char store_text[24];
+} status_state_t;
+
+static void on_owner(request_t *rq, const pg_result_t *res)
+{
+    if (res->status != PG_OK) {
+        app_fail_db(rq, res);
+        return;
+    }
+    if (PQntuples(res->res) == 0)
+        respond_error(rq->req, 404, "store", "not found");
+    else
+        respond_error(rq->req, 403, "store", "belongs to another owner");
+}
+
+static void on_status_set(request_t *rq, const pg_result_t *res)
+{
+    status_state_t *st = rq->app;
+    if (res->status != PG_OK) {
+        app_fail_db(rq, res);
+        return;
+    }
+    if (PQntuples(res->res) == 0) {
+        /* not updated: tell a missing store from someone else's */
+        const char *params[1] = {st->store_text};
+        pg_query(rq->worker->pg, rq, &stmt_owner, params, on_owner);
+        return;
+    }
+    json_t *store = store_json(res->res, 0);
+    invalidate_category(rq, col_int(res->res, 0, 7));
+    respond_json(rq->req, 200, store);
+    json_decref(store);
+}
+
+static void set_status_as(request_t *rq, long long user_id, const char *status)
+{
+    status_state_t *st = app_state(rq, sizeof(*st));
+    char user[24];
+    long long store = app_path_id(rq, "id");
+
+    if (store < 0) {
+        respond_error(rq->req, 404, "store", "not found");
+        return;
+    }
+    st->store = store;
+    st->user = user_id;
+    snprintf(st->store_text, sizeof(st->store_text), "%lld", store);
+    snprintf(user, sizeof(user), "%lld", user_id);
+    const char *params[3] = {st->store_text, user, status};
+    pg_query(rq->worker->pg, rq, &stmt_set_status, params, on_status_set);
+}
+
+static void open_as(request_t *rq, long long user_id)
+{
+    set_status_as(rq, user_id, "OPENED");
+}
+
+static void close_as(request_t *rq, long long user_id)
+{
+    set_status_as(rq, user_id, "CLOSED");
+}
+
+static int patch_opened(h2o_req_t *req, request_t *rq)
+{
+    (void)req;
+    auth_require(rq, open_as);
+    return 0;
+}
+
+static int patch_closed(h2o_req_t *req, request_t *rq)
+{
+    (void)req;
+    auth_require(rq, close_as);
+    return 0;
+}
+
+/* --- registration ---------------------------------------------------------- */
+
+int delivery_register(server_t *s, pg_registry_t *reg)
+{
+    pg_statement_t *stmts[] = {&stmt_categories, &stmt_by_category, &stmt_by_category_address, &stmt_store,
+                               &stmt_create,     &stmt_set_status,  &stmt_owner};
+    for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
+        if (pg_registry_add(reg, stmts[i]) != 0)
+            return -1;
+    if (server_add_route(s, ROUTER_GET, "/stores/categories", get_categories) < 0 ||
+        server_add_route(s, ROUTER_GET, "/stores", get_stores) < 0 ||
+        server_add_route(s, ROUTER_POST, "/stores", post_store) < 0 ||
+        server_add_route(s, ROUTER_GET, "/stores/:id", get_store) < 0 ||
+        server_add_route(s, ROUTER_PATCH, "/stores/:id/opened", patch_opened) < 0 ||
+        server_add_route(s, ROUTER_PATCH, "/stores/:id/closed", patch_closed) < 0)
+        return -1;
+    return 0;
+}

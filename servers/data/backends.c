@@ -1,0 +1,48 @@
+#include "data/backends.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/cache.h"
+
+void backends_init(backends_t *b, server_t *s)
+{
+    memset(b, 0, sizeof(*b));
+    b->server = s;
+}
+
+static void on_worker_start(server_worker_t *w, void *data)
+{
+    backends_t *b = data;
+    const config_t *cfg = b->server->cfg;
+    metrics_worker_t *m = &b->server->metrics.workers[w->index];
+    pg_settings_t pg = {cfg->db_url, cfg->db_conns, cfg->db_mode == CONFIG_DB_SYNC, cfg->db_timeout};
+
+    if ((w->pg = pg_pool_create(w->ctx.loop, &pg, &b->registry, m)) == NULL)
+        h2o_fatal("cannot create the PostgreSQL pool");
+    if (cfg->redis_cache) {
+        cache_settings_t cs = {cfg->redis_url, cfg->cache_timeout, cfg->db_mode == CONFIG_DB_SYNC};
+        /* the URL was validated at startup, so NULL here is memory */
+        if ((w->cache = cache_create(w->ctx.loop, &cs, m)) == NULL)
+            h2o_fatal("cannot create the Redis client");
+    }
+}
+
+static void on_worker_stop(server_worker_t *w, void *data)
+{
+    (void)data;
+    cache_destroy(w->cache);
+    w->cache = NULL;
+    pg_pool_destroy(w->pg);
+    w->pg = NULL;
+}
+
+void backends_attach(backends_t *b)
+{
+    for (size_t i = 0; i < b->registry.n; i++)
+        b->query_names[i] = b->registry.stmts[i]->name;
+    b->server->query_names = b->query_names;
+    b->server->nqueries = b->registry.n;
+    server_set_worker_hooks(b->server, on_worker_start, on_worker_stop, b);
+}

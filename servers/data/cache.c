@@ -1,0 +1,483 @@
+#include "data/cache.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CACHE_TICK_MS 100
+#define CACHE_STALL_LIMIT_MS 1000 /* unanswered this long: drop the connection */
+#define CACHE_BACKOFF_MIN_MS 100
+#define CACHE_BACKOFF_MAX_MS 2000
+#define CACHE_MAX_PENDING_DELS 256
+
+typedef enum cache_state {
+    CACHE_DOWN,
+    CACHE_CONNECTING,
+    CACHE_UP,
+} cache_state_t;
+
+/* One outstanding HGET. Freed by the reply callback (hiredis calls it
+ * exactly once, with NULL on disconnect), even after a timeout answered it. */
+typedef struct cache_op {
+    cache_client_t *client;
+    request_handle_t *handle;
+    cache_get_fn cb;
+    uint64_t started_ns;
+    int answered; /* the timeout already delivered CACHE_ERROR */
+    h2o_timeout_entry_t timeout_entry;
+} cache_op_t;
+
+struct cache_client {
+    h2o_evloop_t *loop;
+    cache_settings_t settings;
+    metrics_worker_t *metrics;
+    char host[256];
+    int port, db;
+    /* async */
+    redisAsyncContext *ac;
+    h2o_socket_t *sock;
+    cache_state_t state;
+    uint64_t stalled_since_ms; /* a reply is overdue since; 0 = none */
+    uint64_t reconnect_at_ms, backoff_ms;
+    int logged_down;
+    int closing; /* cache_destroy: no "unavailable" message */
+    h2o_timeout_t op_timeout;
+    h2o_timeout_t tick_timeout;
+    h2o_timeout_entry_t tick_entry;
+    /* sync */
+    redisContext *rc;
+    uint64_t rc_retry_at_ms;
+    /* invalidations to repeat once Redis is back */
+    char *pending_dels[CACHE_MAX_PENDING_DELS];
+    size_t npending_dels;
+};
+
+int cache_parse_url(const char *url, char *host, size_t hostlen, int *port, int *db)
+{
+    const char *p, *colon, *slash;
+    char *end;
+    long v;
+
+    if (strncmp(url, "redis://", 8) != 0)
+        return -1;
+    p = url + 8;
+    slash = strchr(p, '/');
+    colon = memchr(p, ':', slash != NULL ? (size_t)(slash - p) : strlen(p));
+    size_t n = colon != NULL ? (size_t)(colon - p) : (slash != NULL ? (size_t)(slash - p) : strlen(p));
+    if (n == 0 || n >= hostlen)
+        return -1;
+    memcpy(host, p, n);
+    host[n] = '\0';
+    *port = 6379;
+    *db = 0;
+    if (colon != NULL) {
+        errno = 0;
+        v = strtol(colon + 1, &end, 10);
+        if (errno != 0 || end == colon + 1 || v < 1 || v > 65535 || (*end != '\0' && *end != '/'))
+            return -1;
+        *port = (int)v;
+    }
+    if (slash != NULL && slash[1] != '\0') {
+        errno = 0;
+        v = strtol(slash + 1, &end, 10);
+        if (errno != 0 || *end != '\0' || v < 0 || v > 1000)
+            return -1;
+        *db = (int)v;
+    }
+    return 0;
+}
+
+static uint64_t now_ms(cache_client_t *c)
+{
+    return h2o_now(c->loop);
+}
+
+static void count(cache_client_t *c, cache_status_t status)
+{
+    metrics_add(&c->metrics->cache_requests[status == CACHE_HIT    ? METRICS_CACHE_HIT
+                                            : status == CACHE_MISS ? METRICS_CACHE_MISS
+                                                                   : METRICS_CACHE_ERROR],
+                1);
+}
+
+/* Calls the handler if its request is still there; releases the handle. */
+static void answer(cache_client_t *c, request_handle_t *handle, cache_get_fn cb, uint64_t started_ns,
+                   cache_status_t status, const char *value, size_t len)
+{
+    count(c, status);
+    if (handle->rq != NULL) {
+        handle->rq->cache_ns += request_now_ns() - started_ns;
+        cb(handle->rq, status, value, len);
+    }
+    request_release(handle);
+}
+
+static void remember_del(cache_client_t *c, const char *key)
+{
+    for (size_t i = 0; i < c->npending_dels; i++)
+        if (strcmp(c->pending_dels[i], key) == 0)
+            return;
+    if (c->npending_dels < CACHE_MAX_PENDING_DELS)
+        c->pending_dels[c->npending_dels++] = strdup(key);
+}
+
+/* --- the h2o adapter for hiredis ------------------------------------------ */
+
+static void on_readable(h2o_socket_t *sock, const char *err)
+{
+    cache_client_t *c = sock->data;
+    (void)err; /* hiredis finds the error itself when it reads */
+    redisAsyncHandleRead(c->ac);
+}
+
+static void on_writable(h2o_socket_t *sock, const char *err)
+{
+    cache_client_t *c = sock->data;
+    (void)err;
+    redisAsyncHandleWrite(c->ac);
+}
+
+static void adapter_add_read(void *data)
+{
+    cache_client_t *c = data;
+    h2o_socket_read_start(c->sock, on_readable);
+}
+
+static void adapter_del_read(void *data)
+{
+    cache_client_t *c = data;
+    h2o_socket_read_stop(c->sock);
+}
+
+static void adapter_add_write(void *data)
+{
+    cache_client_t *c = data;
+    if (!h2o_socket_is_writing(c->sock))
+        h2o_socket_notify_write(c->sock, on_writable);
+}
+
+static void adapter_del_write(void *data)
+{
+    (void)data; /* a pending notification is harmless: HandleWrite copes */
+}
+
+static void adapter_cleanup(void *data)
+{
+    cache_client_t *c = data;
+    if (c->sock != NULL) {
+        h2o_socket_read_stop(c->sock);
+        h2o_socket_close(c->sock); /* our dup; hiredis closes its own fd */
+        c->sock = NULL;
+    }
+}
+
+/* --- connection life cycle ------------------------------------------------ */
+
+static void mark_down(cache_client_t *c, const char *why)
+{
+    c->state = CACHE_DOWN;
+    c->ac = NULL;
+    c->stalled_since_ms = 0;
+    c->reconnect_at_ms = now_ms(c) + c->backoff_ms;
+    c->backoff_ms = c->backoff_ms * 2 > CACHE_BACKOFF_MAX_MS ? CACHE_BACKOFF_MAX_MS : c->backoff_ms * 2;
+    if (!c->logged_down && !c->closing) {
+        fprintf(stderr, "sutlab: Redis unavailable (%s); listings come from PostgreSQL until it is back\n", why);
+        c->logged_down = 1;
+    }
+}
+
+static void on_connect(const redisAsyncContext *ac, int status)
+{
+    cache_client_t *c = ac->data;
+    if (status != REDIS_OK) {
+        mark_down(c, ac->errstr[0] ? ac->errstr : "connect failed"); /* hiredis frees ac after this */
+        return;
+    }
+    c->state = CACHE_UP;
+    c->backoff_ms = CACHE_BACKOFF_MIN_MS;
+    if (c->logged_down) {
+        fprintf(stderr, "sutlab: Redis is back\n");
+        c->logged_down = 0;
+    }
+    /* repeat the invalidations that were lost while Redis was away */
+    for (size_t i = 0; i < c->npending_dels; i++) {
+        redisAsyncCommand(c->ac, NULL, NULL, "DEL %s", c->pending_dels[i]);
+        free(c->pending_dels[i]);
+    }
+    c->npending_dels = 0;
+}
+
+static void on_disconnect(const redisAsyncContext *ac, int status)
+{
+    cache_client_t *c = ac->data;
+    (void)status;
+    mark_down(c, ac->errstr[0] ? ac->errstr : "disconnected");
+}
+
+static void connect_async(cache_client_t *c)
+{
+    redisAsyncContext *ac = redisAsyncConnect(c->host, c->port);
+    int fd;
+
+    if (ac == NULL || ac->err || (fd = dup(ac->c.fd)) == -1) {
+        if (ac != NULL)
+            redisAsyncFree(ac);
+        mark_down(c, "cannot connect");
+        return;
+    }
+    c->ac = ac;
+    c->state = CACHE_CONNECTING;
+    ac->data = c;
+    c->sock = h2o_evloop_socket_create(c->loop, fd, H2O_SOCKET_FLAG_DONT_READ);
+    c->sock->data = c;
+    ac->ev.data = c;
+    ac->ev.addRead = adapter_add_read;
+    ac->ev.delRead = adapter_del_read;
+    ac->ev.addWrite = adapter_add_write;
+    ac->ev.delWrite = adapter_del_write;
+    ac->ev.cleanup = adapter_cleanup;
+    redisAsyncSetConnectCallback(ac, on_connect);
+    redisAsyncSetDisconnectCallback(ac, on_disconnect);
+    if (c->db != 0)
+        redisAsyncCommand(ac, NULL, NULL, "SELECT %d", c->db);
+    /* completion of the non-blocking connect shows as writability */
+    adapter_add_write(c);
+}
+
+static void on_tick(h2o_timeout_entry_t *entry)
+{
+    cache_client_t *c = H2O_STRUCT_FROM_MEMBER(cache_client_t, tick_entry, entry);
+    uint64_t now = now_ms(c);
+
+    if (c->state == CACHE_DOWN && now >= c->reconnect_at_ms)
+        connect_async(c);
+    else if (c->state != CACHE_DOWN && c->stalled_since_ms != 0 && now - c->stalled_since_ms > CACHE_STALL_LIMIT_MS)
+        redisAsyncDisconnect(c->ac); /* answers every pending op with NULL */
+    else if (c->state == CACHE_CONNECTING && now - c->reconnect_at_ms > CACHE_STALL_LIMIT_MS + c->backoff_ms)
+        redisAsyncDisconnect(c->ac);
+    h2o_timeout_link(c->loop, &c->tick_timeout, &c->tick_entry);
+}
+
+/* --- async operations ------------------------------------------------------ */
+
+static void on_op_timeout(h2o_timeout_entry_t *entry)
+{
+    cache_op_t *op = H2O_STRUCT_FROM_MEMBER(cache_op_t, timeout_entry, entry);
+    cache_client_t *c = op->client;
+    if (c->stalled_since_ms == 0)
+        c->stalled_since_ms = now_ms(c);
+    op->answered = 1;
+    answer(c, op->handle, op->cb, op->started_ns, CACHE_ERROR, NULL, 0);
+    op->handle = NULL;
+}
+
+static void on_hget_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    cache_op_t *op = privdata;
+    cache_client_t *c = op->client;
+    redisReply *reply = r;
+    (void)ac;
+
+    if (reply != NULL)
+        c->stalled_since_ms = 0;
+    if (!op->answered) {
+        h2o_timeout_unlink(&op->timeout_entry);
+        if (reply != NULL && reply->type == REDIS_REPLY_STRING)
+            answer(c, op->handle, op->cb, op->started_ns, CACHE_HIT, reply->str, reply->len);
+        else if (reply != NULL && reply->type == REDIS_REPLY_NIL)
+            answer(c, op->handle, op->cb, op->started_ns, CACHE_MISS, NULL, 0);
+        else
+            answer(c, op->handle, op->cb, op->started_ns, CACHE_ERROR, NULL, 0);
+    }
+    free(op);
+}
+
+/* --- sync mode ------------------------------------------------------------- */
+
+static redisContext *sync_context(cache_client_t *c)
+{
+    uint64_t now = now_ms(c);
+    struct timeval tv = {c->settings.timeout_ms / 1000, (c->settings.timeout_ms % 1000) * 1000};
+
+    if (c->rc != NULL)
+        return c->rc;
+    if (now < c->rc_retry_at_ms)
+        return NULL;
+    c->rc = redisConnectWithTimeout(c->host, c->port, tv);
+    if (c->rc == NULL || c->rc->err || redisSetTimeout(c->rc, tv) != REDIS_OK) {
+        if (c->rc != NULL)
+            redisFree(c->rc);
+        c->rc = NULL;
+        c->rc_retry_at_ms = now + CACHE_BACKOFF_MAX_MS / 2;
+        return NULL;
+    }
+    if (c->db != 0) {
+        redisReply *r = redisCommand(c->rc, "SELECT %d", c->db);
+        if (r != NULL)
+            freeReplyObject(r);
+    }
+    for (size_t i = 0; i < c->npending_dels; i++) {
+        redisReply *r = redisCommand(c->rc, "DEL %s", c->pending_dels[i]);
+        if (r != NULL)
+            freeReplyObject(r);
+        free(c->pending_dels[i]);
+    }
+    c->npending_dels = 0;
+    return c->rc;
+}
+
+/* Runs one command blocking; on failure drops the connection. */
+static redisReply *sync_command(cache_client_t *c, const char *fmt, ...)
+{
+    redisContext *rc = sync_context(c);
+    redisReply *r;
+    va_list ap;
+    if (rc == NULL)
+        return NULL;
+    va_start(ap, fmt);
+    r = redisvCommand(rc, fmt, ap);
+    va_end(ap);
+    if (r == NULL) {
+        redisFree(c->rc);
+        c->rc = NULL;
+        c->rc_retry_at_ms = now_ms(c) + CACHE_BACKOFF_MIN_MS;
+    }
+    return r;
+}
+
+/* --- public ---------------------------------------------------------------- */
+
+cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *settings, metrics_worker_t *metrics)
+{
+    cache_client_t *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return NULL;
+    c->loop = loop;
+    c->settings = *settings;
+    c->metrics = metrics;
+    c->backoff_ms = CACHE_BACKOFF_MIN_MS;
+    if (cache_parse_url(settings->url, c->host, sizeof(c->host), &c->port, &c->db) != 0) {
+        free(c);
+        return NULL;
+    }
+    if (settings->sync)
+        return c;
+    h2o_timeout_init(loop, &c->op_timeout, (uint64_t)settings->timeout_ms);
+    h2o_timeout_init(loop, &c->tick_timeout, CACHE_TICK_MS);
+    c->tick_entry.cb = on_tick;
+    connect_async(c);
+    h2o_timeout_link(loop, &c->tick_timeout, &c->tick_entry);
+    return c;
+}
+
+void cache_destroy(cache_client_t *c)
+{
+    if (c == NULL)
+        return;
+    c->closing = 1;
+    if (c->settings.sync) {
+        if (c->rc != NULL)
+            redisFree(c->rc);
+    } else {
+        if (c->ac != NULL)
+            redisAsyncFree(c->ac); /* answers pending ops with NULL, calls cleanup */
+        if (h2o_timeout_is_linked(&c->tick_entry))
+            h2o_timeout_unlink(&c->tick_entry);
+        h2o_timeout_dispose(c->loop, &c->tick_timeout);
+        h2o_timeout_dispose(c->loop, &c->op_timeout);
+    }
+    for (size_t i = 0; i < c->npending_dels; i++)
+        free(c->pending_dels[i]);
+    free(c);
+}
+
+void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *field, cache_get_fn cb)
+{
+    uint64_t started = request_now_ns();
+
+    if (c->settings.sync) {
+        redisReply *r = sync_command(c, "HGET %s %s", key, field);
+        cache_status_t st = r == NULL                         ? CACHE_ERROR
+                            : r->type == REDIS_REPLY_STRING ? CACHE_HIT
+                            : r->type == REDIS_REPLY_NIL    ? CACHE_MISS
+                                                            : CACHE_ERROR;
+        count(c, st);
+        rq->cache_ns += request_now_ns() - started;
+        cb(rq, st, st == CACHE_HIT ? r->str : NULL, st == CACHE_HIT ? r->len : 0);
+        if (r != NULL)
+            freeReplyObject(r);
+        return;
+    }
+    if (c->state != CACHE_UP || c->stalled_since_ms != 0) {
+        /* down or stalled: go straight to PostgreSQL */
+        count(c, CACHE_ERROR);
+        cb(rq, CACHE_ERROR, NULL, 0);
+        return;
+    }
+    cache_op_t *op = calloc(1, sizeof(*op));
+    if (op == NULL)
+        h2o_fatal("out of memory");
+    op->client = c;
+    op->handle = request_hold(rq);
+    op->cb = cb;
+    op->started_ns = started;
+    op->timeout_entry.cb = on_op_timeout;
+    if (redisAsyncCommand(c->ac, on_hget_reply, op, "HGET %s %s", key, field) != REDIS_OK) {
+        answer(c, op->handle, cb, started, CACHE_ERROR, NULL, 0);
+        free(op);
+        return;
+    }
+    h2o_timeout_link(c->loop, &c->op_timeout, &op->timeout_entry);
+}
+
+void cache_hset(cache_client_t *c, const char *key, const char *field, const char *value, size_t len, int ttl)
+{
+    if (c->settings.sync) {
+        redisReply *r = sync_command(c, "HSET %s %s %b", key, field, value, len);
+        if (r != NULL) {
+            freeReplyObject(r);
+            if ((r = sync_command(c, "EXPIRE %s %d NX", key, ttl)) != NULL)
+                freeReplyObject(r);
+        }
+        return;
+    }
+    if (c->state != CACHE_UP || c->stalled_since_ms != 0)
+        return;
+    redisAsyncCommand(c->ac, NULL, NULL, "HSET %s %s %b", key, field, value, len);
+    redisAsyncCommand(c->ac, NULL, NULL, "EXPIRE %s %d NX", key, ttl);
+}
+
+void cache_del(cache_client_t *c, const char *key)
+{
+    if (c->settings.sync) {
+        redisReply *r = sync_command(c, "DEL %s", key);
+        if (r != NULL)
+            freeReplyObject(r);
+        else
+            remember_del(c, key);
+        return;
+    }
+    /* Sent even when stalled (it goes out once Redis reads again), and
+     * remembered in case the connection is dropped before that. */
+    if (c->state == CACHE_UP && redisAsyncCommand(c->ac, NULL, NULL, "DEL %s", key) == REDIS_OK &&
+        c->stalled_since_ms == 0)
+        return;
+    remember_del(c, key);
+}
+
+int cache_is_up(cache_client_t *c)
+{
+    if (c->settings.sync) {
+        redisReply *r = sync_command(c, "PING");
+        int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+        if (r != NULL)
+            freeReplyObject(r);
+        return ok;
+    }
+    return c->state == CACHE_UP && c->stalled_since_ms == 0;
+}

@@ -1,0 +1,63 @@
+/*
+ * cache: a worker's Redis client for cache-aside look-ups, hiding the process
+ * model like pg does. Async mode runs hiredis on the worker's h2o loop
+ * (through its own adapter); sync mode blocks with a socket timeout.
+ *
+ * Redis is an optimisation, never a dependency: every failure (down, slow
+ * past --cache-timeout, an error reply) reaches the caller as CACHE_ERROR so
+ * it can fall back to PostgreSQL. While Redis is unreachable or stalled,
+ * look-ups fail at once instead of piling up; the client reconnects in the
+ * background with back-off. Invalidations that could not be sent are kept
+ * and sent again once Redis is back, so a write made during an outage is not
+ * hidden by a stale entry afterwards.
+ *
+ * Threading: one client per worker, used only on that worker's thread.
+ */
+#ifndef SUTLAB_CACHE_H
+#define SUTLAB_CACHE_H
+
+#include <h2o.h>
+#include <stddef.h>
+
+#include "core/metrics.h"
+#include "core/request.h"
+
+typedef enum cache_status {
+    CACHE_HIT = 0,
+    CACHE_MISS,
+    CACHE_ERROR,
+} cache_status_t;
+
+/* Runs on the worker thread, only if the request still exists. `value` is
+ * valid during the call (CACHE_HIT only). */
+typedef void (*cache_get_fn)(request_t *rq, cache_status_t status, const char *value, size_t len);
+
+typedef struct cache_settings {
+    const char *url; /* redis://HOST:PORT[/DB] */
+    int timeout_ms;
+    int sync;
+} cache_settings_t;
+
+typedef struct cache_client cache_client_t;
+
+/* Parses redis://HOST:PORT[/DB]. Returns 0, or -1 if malformed. */
+int cache_parse_url(const char *url, char *host, size_t hostlen, int *port, int *db);
+
+/* Creates a worker's client and starts connecting (worker thread). */
+cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *settings, metrics_worker_t *metrics);
+void cache_destroy(cache_client_t *c);
+
+/* HGET key field; counts hit/miss/error in cache_requests_total. */
+void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *field, cache_get_fn cb);
+
+/* HSET key field value, then EXPIRE key ttl NX (the first fill starts the
+ * clock). Fire and forget: a failure only costs a later miss. */
+void cache_hset(cache_client_t *c, const char *key, const char *field, const char *value, size_t len, int ttl);
+
+/* DEL key, retried after an outage (see above). */
+void cache_del(cache_client_t *c, const char *key);
+
+/* 1 if connected and answering. */
+int cache_is_up(cache_client_t *c);
+
+#endif

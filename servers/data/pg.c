@@ -1,0 +1,780 @@
+#include "data/pg.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PG_TICK_MS 100
+#define PG_MAX_ATTEMPTS 3 /* sends of an innocent query whose batch keeps failing */
+#define PG_BACKOFF_MIN_MS 100
+#define PG_BACKOFF_MAX_MS 2000
+#define PG_GRACE_MS 1000 /* client timeout = statement_timeout + this */
+
+typedef enum entry_kind {
+    ENTRY_QUERY,
+    ENTRY_PREPARE,
+    ENTRY_SYNC,
+} entry_kind_t;
+
+/* One query (or Prepare, or Sync marker) from submission to delivery. */
+typedef struct pg_entry {
+    struct pg_entry *next;
+    entry_kind_t kind;
+    const pg_statement_t *stmt;
+    request_handle_t *handle;
+    pg_callback_fn cb;
+    PGresult *result; /* arrived, waiting for its batch's Sync */
+    int failed;       /* PGRES_FATAL_ERROR: this query is the one to blame */
+    int attempts;
+    uint64_t queued_ns, sent_ns;
+    int nparams;
+    char *values[PG_MAX_PARAMS]; /* point into the same allocation */
+} pg_entry_t;
+
+typedef struct pg_fifo {
+    pg_entry_t *head, *tail;
+} pg_fifo_t;
+
+typedef enum conn_state {
+    CONN_DOWN,
+    CONN_CONNECTING,
+    CONN_PREPARING, /* prepares sent, waiting for their Sync */
+    CONN_READY,
+} conn_state_t;
+
+typedef struct pg_conn {
+    pg_pool_t *pool;
+    PGconn *pg;
+    h2o_socket_t *sock;
+    int sock_src; /* PQsocket() the h2o socket was made for */
+    conn_state_t state;
+    pg_fifo_t inflight; /* sent, in pipeline order, Syncs included */
+    pg_fifo_t done;     /* results received, waiting for their batch's Sync */
+    int batch_open;     /* queries sent since the last Sync */
+    size_t nqueries;    /* queries in inflight + done, for balancing */
+    uint64_t state_since_ms;
+    uint64_t reconnect_at_ms;
+    uint64_t backoff_ms;
+    int logged_down; /* said "down" once; say "up" again when it is back */
+} pg_conn_t;
+
+struct pg_pool {
+    h2o_evloop_t *loop;
+    pg_settings_t settings;
+    const pg_registry_t *reg;
+    metrics_worker_t *metrics;
+    const char *keywords[8];
+    const char *values[8];
+    char options[64];
+    /* async */
+    pg_conn_t *conns;
+    size_t nconns, next;
+    pg_fifo_t waiting; /* queries issued while every connection was (re)connecting */
+    h2o_timeout_t sync_timeout;
+    h2o_timeout_entry_t sync_entry;
+    h2o_timeout_t tick_timeout;
+    h2o_timeout_entry_t tick_entry;
+    int closing; /* pg_pool_destroy: no "connection down" messages */
+    /* sync */
+    PGconn *blocking;
+    uint64_t blocking_retry_at_ms;
+};
+
+/* --- small helpers -------------------------------------------------------- */
+
+static void fifo_push(pg_fifo_t *f, pg_entry_t *e)
+{
+    e->next = NULL;
+    if (f->tail != NULL)
+        f->tail->next = e;
+    else
+        f->head = e;
+    f->tail = e;
+}
+
+static pg_entry_t *fifo_pop(pg_fifo_t *f)
+{
+    pg_entry_t *e = f->head;
+    if (e != NULL) {
+        f->head = e->next;
+        if (f->head == NULL)
+            f->tail = NULL;
+        e->next = NULL;
+    }
+    return e;
+}
+
+static pg_fifo_t fifo_take(pg_fifo_t *f)
+{
+    pg_fifo_t all = *f;
+    f->head = f->tail = NULL;
+    return all;
+}
+
+static uint64_t now_ms(pg_pool_t *pool)
+{
+    return h2o_now(pool->loop);
+}
+
+int pg_registry_add(pg_registry_t *reg, pg_statement_t *stmt)
+{
+    if (reg->n == sizeof(reg->stmts) / sizeof(reg->stmts[0]))
+        return -1;
+    stmt->id = (unsigned)reg->n;
+    reg->stmts[reg->n++] = stmt;
+    return 0;
+}
+
+size_t pg_conninfo(const char *url, int timeout_ms, char *options_buf, size_t options_len, const char **keywords,
+                   const char **values)
+{
+    size_t n = 0;
+    /* PostgreSQL cancels a statement at --db-timeout itself, which fails only
+     * that query; the client-side timer (a little later) is for a server that
+     * stopped answering at all. */
+    snprintf(options_buf, options_len, "-c statement_timeout=%d", timeout_ms);
+    keywords[n] = "dbname", values[n++] = url;
+    keywords[n] = "connect_timeout", values[n++] = "3";
+    keywords[n] = "application_name", values[n++] = "sutlab";
+    keywords[n] = "options", values[n++] = options_buf;
+    keywords[n] = "keepalives", values[n++] = "1";
+    keywords[n] = "keepalives_idle", values[n++] = "5";
+    keywords[n] = NULL, values[n] = NULL;
+    return n;
+}
+
+static pg_entry_t *entry_new(const pg_statement_t *stmt, const char *const *values, request_t *rq, pg_callback_fn cb)
+{
+    size_t lens[PG_MAX_PARAMS], total = sizeof(pg_entry_t);
+    int n = stmt->nparams > PG_MAX_PARAMS ? PG_MAX_PARAMS : stmt->nparams;
+    for (int i = 0; i < n; i++) {
+        lens[i] = values[i] != NULL ? strlen(values[i]) + 1 : 0;
+        total += lens[i];
+    }
+    pg_entry_t *e = malloc(total);
+    if (e == NULL)
+        h2o_fatal("out of memory");
+    memset(e, 0, sizeof(*e));
+    char *p = (char *)(e + 1);
+    for (int i = 0; i < n; i++) {
+        if (values[i] == NULL)
+            continue;
+        memcpy(p, values[i], lens[i]);
+        e->values[i] = p;
+        p += lens[i];
+    }
+    e->kind = ENTRY_QUERY;
+    e->stmt = stmt;
+    e->nparams = n;
+    e->cb = cb;
+    e->handle = rq != NULL ? request_hold(rq) : NULL;
+    e->queued_ns = request_now_ns();
+    return e;
+}
+
+static pg_entry_t *marker_new(entry_kind_t kind, const pg_statement_t *stmt)
+{
+    pg_entry_t *e = calloc(1, sizeof(*e));
+    if (e == NULL)
+        h2o_fatal("out of memory");
+    e->kind = kind;
+    e->stmt = stmt;
+    return e;
+}
+
+/* Hands a query's outcome to its handler (if the request still exists) and
+ * frees the entry. */
+static void deliver(pg_pool_t *pool, pg_entry_t *e, pg_status_t status)
+{
+    uint64_t now = request_now_ns();
+    pg_result_t result = {status, NULL, ""};
+
+    if (e->kind == ENTRY_QUERY) {
+        if (status == PG_OK || status == PG_QUERY_ERROR)
+            result.res = e->result;
+        if (status == PG_QUERY_ERROR && e->result != NULL) {
+            const char *state = PQresultErrorField(e->result, PG_DIAG_SQLSTATE);
+            result.sqlstate = state != NULL ? state : "";
+        }
+        if (status != PG_OK)
+            metrics_add(&pool->metrics->db_errors, 1);
+        if (e->sent_ns != 0)
+            metrics_histogram_observe(&pool->metrics->db_queries[e->stmt->id], now - e->sent_ns);
+        if (e->handle != NULL && e->handle->rq != NULL) {
+            request_t *rq = e->handle->rq;
+            rq->db_ns += now - e->queued_ns;
+            e->cb(rq, &result);
+        }
+        if (e->handle != NULL)
+            request_release(e->handle);
+    }
+    if (e->result != NULL)
+        PQclear(e->result);
+    free(e);
+}
+
+static void fail_all(pg_pool_t *pool, pg_fifo_t list)
+{
+    pg_entry_t *e;
+    while ((e = fifo_pop(&list)) != NULL)
+        deliver(pool, e, PG_UNAVAILABLE);
+}
+
+/* --- async: connection life cycle ----------------------------------------- */
+
+static void on_io(h2o_socket_t *sock, const char *err);
+static void dispatch_waiting(pg_pool_t *pool);
+
+static void detach_socket(pg_conn_t *conn)
+{
+    if (conn->sock != NULL) {
+        h2o_socket_read_stop(conn->sock);
+        h2o_socket_close(conn->sock);
+        conn->sock = NULL;
+    }
+}
+
+/* libpq owns its descriptor; h2o watches a duplicate (h2o_socket_close
+ * closes what it was given) and must not read from it (DONT_READ). */
+static int attach_socket(pg_conn_t *conn)
+{
+    int fd = PQsocket(conn->pg), dupfd;
+    if (fd < 0)
+        return -1;
+    if (conn->sock != NULL && conn->sock_src == fd)
+        return 0;
+    detach_socket(conn);
+    if ((dupfd = dup(fd)) == -1)
+        return -1;
+    conn->sock = h2o_evloop_socket_create(conn->pool->loop, dupfd, H2O_SOCKET_FLAG_DONT_READ);
+    conn->sock->data = conn;
+    conn->sock_src = fd;
+    return 0;
+}
+
+static void conn_fail(pg_conn_t *conn, const char *why)
+{
+    pg_pool_t *pool = conn->pool;
+    pg_fifo_t inflight, done;
+
+    if (!conn->logged_down && !pool->closing) {
+        const char *msg = conn->pg != NULL ? PQerrorMessage(conn->pg) : "";
+        fprintf(stderr, "sutlab: PostgreSQL connection down (%s)%s%.*s\n", why, *msg ? ": " : "",
+                (int)strcspn(msg, "\n"), msg);
+        conn->logged_down = 1;
+    }
+    detach_socket(conn);
+    if (conn->pg != NULL) {
+        PQfinish(conn->pg);
+        conn->pg = NULL;
+    }
+    conn->state = CONN_DOWN;
+    conn->state_since_ms = now_ms(pool);
+    conn->reconnect_at_ms = conn->state_since_ms + conn->backoff_ms;
+    conn->backoff_ms = conn->backoff_ms * 2 > PG_BACKOFF_MAX_MS ? PG_BACKOFF_MAX_MS : conn->backoff_ms * 2;
+    conn->batch_open = 0;
+    conn->nqueries = 0;
+    /* detach the lists first: callbacks may issue new queries */
+    inflight = fifo_take(&conn->inflight);
+    done = fifo_take(&conn->done);
+    fail_all(pool, done);
+    fail_all(pool, inflight);
+    /* with no connection left that could take them, waiting queries fail now */
+    int any_coming = 0;
+    for (size_t i = 0; i < pool->nconns; i++)
+        any_coming |= pool->conns[i].state != CONN_DOWN;
+    if (!any_coming)
+        fail_all(pool, fifo_take(&pool->waiting));
+}
+
+static void conn_connect(pg_conn_t *conn)
+{
+    pg_pool_t *pool = conn->pool;
+
+    conn->pg = PQconnectStartParams(pool->keywords, pool->values, 1);
+    conn->state = CONN_CONNECTING;
+    conn->state_since_ms = now_ms(pool);
+    if (conn->pg == NULL || PQstatus(conn->pg) == CONNECTION_BAD || PQsetnonblocking(conn->pg, 1) != 0 ||
+        attach_socket(conn) != 0) {
+        conn_fail(conn, "cannot start connecting");
+        return;
+    }
+    /* as if PQconnectPoll had said PGRES_POLLING_WRITING */
+    if (!h2o_socket_is_writing(conn->sock))
+        h2o_socket_notify_write(conn->sock, on_io);
+}
+
+static void conn_flush(pg_conn_t *conn)
+{
+    int r = PQflush(conn->pg);
+    if (r < 0) {
+        conn_fail(conn, "write failed");
+    } else if (r > 0 && !h2o_socket_is_writing(conn->sock)) {
+        h2o_socket_notify_write(conn->sock, on_io);
+    }
+}
+
+/* Connected: enter pipeline mode and prepare every statement in one batch;
+ * queries wait until its Sync says the statements exist. */
+static void conn_connected(pg_conn_t *conn)
+{
+    pg_pool_t *pool = conn->pool;
+
+    if (PQenterPipelineMode(conn->pg) != 1) {
+        conn_fail(conn, "cannot enter pipeline mode");
+        return;
+    }
+    for (size_t i = 0; i < pool->reg->n; i++) {
+        const pg_statement_t *stmt = pool->reg->stmts[i];
+        if (PQsendPrepare(conn->pg, stmt->name, stmt->sql, stmt->nparams, NULL) != 1) {
+            conn_fail(conn, "cannot send prepare");
+            return;
+        }
+        fifo_push(&conn->inflight, marker_new(ENTRY_PREPARE, stmt));
+    }
+    if (PQpipelineSync(conn->pg) != 1) {
+        conn_fail(conn, "cannot sync");
+        return;
+    }
+    fifo_push(&conn->inflight, marker_new(ENTRY_SYNC, NULL));
+    conn->state = CONN_PREPARING;
+    conn->state_since_ms = now_ms(pool);
+    h2o_socket_read_start(conn->sock, on_io);
+    conn_flush(conn);
+}
+
+static void conn_poll_connect(pg_conn_t *conn)
+{
+    PostgresPollingStatusType r = PQconnectPoll(conn->pg);
+    if (r == PGRES_POLLING_FAILED) {
+        conn_fail(conn, "connect failed");
+        return;
+    }
+    if (attach_socket(conn) != 0) { /* libpq may switch sockets while trying hosts */
+        conn_fail(conn, "no socket");
+        return;
+    }
+    switch (r) {
+    case PGRES_POLLING_READING:
+        h2o_socket_read_start(conn->sock, on_io);
+        break;
+    case PGRES_POLLING_WRITING:
+        if (!h2o_socket_is_writing(conn->sock))
+            h2o_socket_notify_write(conn->sock, on_io);
+        break;
+    case PGRES_POLLING_OK:
+        conn_connected(conn);
+        break;
+    default:
+        break;
+    }
+}
+
+/* --- async: sending -------------------------------------------------------- */
+
+static void schedule_sync(pg_pool_t *pool)
+{
+    if (!h2o_timeout_is_linked(&pool->sync_entry))
+        h2o_timeout_link(pool->loop, &pool->sync_timeout, &pool->sync_entry);
+}
+
+static int conn_send(pg_conn_t *conn, pg_entry_t *e)
+{
+    if (PQsendQueryPrepared(conn->pg, e->stmt->name, e->nparams, (const char *const *)e->values, NULL, NULL, 0) != 1)
+        return -1;
+    e->sent_ns = request_now_ns();
+    e->attempts++;
+    if (e->attempts == 1)
+        metrics_histogram_observe(&conn->pool->metrics->db_pool_wait, e->sent_ns - e->queued_ns);
+    fifo_push(&conn->inflight, e);
+    conn->nqueries++;
+    conn->batch_open = 1;
+    schedule_sync(conn->pool);
+    return 0;
+}
+
+static pg_conn_t *pick_ready(pg_pool_t *pool)
+{
+    pg_conn_t *best = NULL;
+    for (size_t i = 0; i < pool->nconns; i++) {
+        pg_conn_t *c = &pool->conns[(pool->next + i) % pool->nconns];
+        if (c->state == CONN_READY && (best == NULL || c->nqueries < best->nqueries))
+            best = c;
+    }
+    pool->next++;
+    return best;
+}
+
+static void submit(pg_pool_t *pool, pg_entry_t *e)
+{
+    pg_conn_t *conn = pick_ready(pool);
+    if (conn != NULL) {
+        if (conn_send(conn, e) != 0) {
+            deliver(pool, e, PG_UNAVAILABLE);
+            conn_fail(conn, "send failed");
+        }
+        return;
+    }
+    for (size_t i = 0; i < pool->nconns; i++) {
+        if (pool->conns[i].state != CONN_DOWN) {
+            fifo_push(&pool->waiting, e);
+            return;
+        }
+    }
+    deliver(pool, e, PG_UNAVAILABLE);
+}
+
+static void dispatch_waiting(pg_pool_t *pool)
+{
+    pg_fifo_t waiting = fifo_take(&pool->waiting);
+    pg_entry_t *e;
+    while ((e = fifo_pop(&waiting)) != NULL)
+        submit(pool, e);
+}
+
+/* End of an event-loop pass: one Sync for everything each connection was
+ * sent during the pass. */
+static void on_sync_timer(h2o_timeout_entry_t *entry)
+{
+    pg_pool_t *pool = H2O_STRUCT_FROM_MEMBER(pg_pool_t, sync_entry, entry);
+    for (size_t i = 0; i < pool->nconns; i++) {
+        pg_conn_t *conn = &pool->conns[i];
+        if (conn->state != CONN_READY || !conn->batch_open)
+            continue;
+        if (PQpipelineSync(conn->pg) != 1) {
+            conn_fail(conn, "cannot sync");
+            continue;
+        }
+        fifo_push(&conn->inflight, marker_new(ENTRY_SYNC, NULL));
+        conn->batch_open = 0;
+        conn_flush(conn);
+    }
+}
+
+/* --- async: receiving ------------------------------------------------------ */
+
+/* A batch's Sync arrived: its results are final. If one statement failed,
+ * the implicit transaction rolled back, so the others never took effect:
+ * the guilty one gets its error, the innocent ones are sent again. */
+static void finish_batch(pg_conn_t *conn)
+{
+    pg_pool_t *pool = conn->pool;
+    pg_fifo_t batch = fifo_take(&conn->done);
+    pg_entry_t *e;
+    int any_failed = 0, prepare_failed = 0;
+
+    for (e = batch.head; e != NULL; e = e->next) {
+        any_failed |= e->failed;
+        if (e->kind == ENTRY_PREPARE && e->failed) {
+            prepare_failed = 1;
+            fprintf(stderr, "sutlab: cannot prepare statement %s: %s", e->stmt->name,
+                    e->result != NULL ? PQresultErrorMessage(e->result) : "no result\n");
+        }
+    }
+    if (conn->state == CONN_PREPARING) {
+        while ((e = fifo_pop(&batch)) != NULL)
+            deliver(pool, e, PG_OK);
+        if (prepare_failed) {
+            conn->backoff_ms = PG_BACKOFF_MAX_MS;
+            conn_fail(conn, "prepare failed");
+            return;
+        }
+        conn->state = CONN_READY;
+        conn->backoff_ms = PG_BACKOFF_MIN_MS;
+        if (conn->logged_down) {
+            fprintf(stderr, "sutlab: PostgreSQL connection up again\n");
+            conn->logged_down = 0;
+        }
+        dispatch_waiting(pool);
+        return;
+    }
+    while ((e = fifo_pop(&batch)) != NULL) {
+        conn->nqueries--;
+        if (!any_failed) {
+            deliver(pool, e, PG_OK);
+        } else if (e->failed) {
+            deliver(pool, e, PG_QUERY_ERROR);
+        } else if (e->attempts >= PG_MAX_ATTEMPTS) {
+            deliver(pool, e, PG_UNAVAILABLE);
+        } else {
+            if (e->result != NULL) {
+                PQclear(e->result);
+                e->result = NULL;
+            }
+            if (conn->state != CONN_READY || conn_send(conn, e) != 0)
+                deliver(pool, e, PG_UNAVAILABLE);
+        }
+        if (conn->state != CONN_READY) { /* a callback's query broke the connection */
+            fail_all(pool, batch);
+            return;
+        }
+    }
+}
+
+static void process_results(pg_conn_t *conn)
+{
+    while (conn->pg != NULL && conn->inflight.head != NULL && !PQisBusy(conn->pg)) {
+        pg_entry_t *head = conn->inflight.head;
+        PGresult *r = PQgetResult(conn->pg);
+
+        if (r == NULL) {
+            if (head->kind == ENTRY_SYNC)
+                break; /* nothing more yet */
+            fifo_push(&conn->done, fifo_pop(&conn->inflight)); /* end of this query's results */
+            continue;
+        }
+        switch (PQresultStatus(r)) {
+        case PGRES_PIPELINE_SYNC:
+            PQclear(r);
+            if (head->kind != ENTRY_SYNC) {
+                conn_fail(conn, "pipeline out of step");
+                return;
+            }
+            free(fifo_pop(&conn->inflight));
+            finish_batch(conn);
+            break;
+        case PGRES_PIPELINE_ABORTED:
+            PQclear(r); /* never ran: resent by finish_batch */
+            break;
+        case PGRES_FATAL_ERROR:
+            head->failed = 1;
+            /* fall through */
+        default:
+            if (head->kind == ENTRY_SYNC) {
+                PQclear(r);
+                conn_fail(conn, "pipeline out of step");
+                return;
+            }
+            if (head->result != NULL)
+                PQclear(head->result);
+            head->result = r;
+            break;
+        }
+    }
+}
+
+static void on_io(h2o_socket_t *sock, const char *err)
+{
+    pg_conn_t *conn = sock->data;
+
+    if (err != NULL) {
+        conn_fail(conn, "socket error");
+        return;
+    }
+    if (conn->state == CONN_CONNECTING) {
+        conn_poll_connect(conn);
+        return;
+    }
+    if (PQconsumeInput(conn->pg) != 1) {
+        conn_fail(conn, "connection lost");
+        return;
+    }
+    process_results(conn);
+    if (conn->pg != NULL && conn->state != CONN_DOWN)
+        conn_flush(conn);
+}
+
+/* Every 100 ms: a connection whose oldest query is overdue (the server
+ * stopped answering) is replaced; due reconnects start. */
+static void on_tick(h2o_timeout_entry_t *entry)
+{
+    pg_pool_t *pool = H2O_STRUCT_FROM_MEMBER(pg_pool_t, tick_entry, entry);
+    uint64_t now = now_ms(pool), limit_ns = ((uint64_t)pool->settings.timeout_ms + PG_GRACE_MS) * 1000000;
+    uint64_t now_ns = request_now_ns();
+
+    for (size_t i = 0; i < pool->nconns; i++) {
+        pg_conn_t *conn = &pool->conns[i];
+        switch (conn->state) {
+        case CONN_DOWN:
+            if (now >= conn->reconnect_at_ms)
+                conn_connect(conn);
+            break;
+        case CONN_CONNECTING:
+        case CONN_PREPARING:
+            if (now - conn->state_since_ms > (uint64_t)pool->settings.timeout_ms + PG_GRACE_MS)
+                conn_fail(conn, "connect timed out");
+            break;
+        case CONN_READY: {
+            pg_entry_t *head = conn->inflight.head;
+            if (head != NULL && head->kind == ENTRY_QUERY && now_ns - head->sent_ns > limit_ns)
+                conn_fail(conn, "query timed out");
+            break;
+        }
+        }
+    }
+    /* queries waiting for a connection give up after the timeout too */
+    while (pool->waiting.head != NULL && now_ns - pool->waiting.head->queued_ns > limit_ns)
+        deliver(pool, fifo_pop(&pool->waiting), PG_UNAVAILABLE);
+    h2o_timeout_link(pool->loop, &pool->tick_timeout, &pool->tick_entry);
+}
+
+/* --- sync mode ------------------------------------------------------------- */
+
+static PGconn *blocking_connect(pg_pool_t *pool)
+{
+    PGconn *pg = PQconnectdbParams(pool->keywords, pool->values, 1);
+    if (PQstatus(pg) != CONNECTION_OK) {
+        fprintf(stderr, "sutlab: PostgreSQL unavailable: %.*s\n", (int)strcspn(PQerrorMessage(pg), "\n"),
+                PQerrorMessage(pg));
+        PQfinish(pg);
+        return NULL;
+    }
+    for (size_t i = 0; i < pool->reg->n; i++) {
+        const pg_statement_t *stmt = pool->reg->stmts[i];
+        PGresult *r = PQprepare(pg, stmt->name, stmt->sql, stmt->nparams, NULL);
+        int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+        if (!ok)
+            fprintf(stderr, "sutlab: cannot prepare statement %s: %s", stmt->name, PQresultErrorMessage(r));
+        PQclear(r);
+        if (!ok) {
+            PQfinish(pg);
+            return NULL;
+        }
+    }
+    return pg;
+}
+
+/* Waits for the result with a deadline, so a server that stopped answering
+ * costs one timeout, not a worker forever. */
+static PGresult *blocking_result(PGconn *pg, int timeout_ms, int *timed_out)
+{
+    uint64_t deadline = request_now_ns() + (uint64_t)timeout_ms * 1000000;
+    PGresult *last = NULL, *r;
+
+    *timed_out = 0;
+    while (PQisBusy(pg)) {
+        uint64_t now = request_now_ns();
+        struct pollfd pfd = {PQsocket(pg), POLLIN, 0};
+        if (now >= deadline) {
+            *timed_out = 1;
+            return NULL;
+        }
+        int n = poll(&pfd, 1, (int)((deadline - now) / 1000000) + 1);
+        if (n < 0 && errno != EINTR)
+            return NULL;
+        if (n > 0 && PQconsumeInput(pg) != 1)
+            return NULL;
+    }
+    while ((r = PQgetResult(pg)) != NULL) {
+        if (last != NULL)
+            PQclear(last);
+        last = r;
+    }
+    return last;
+}
+
+static void query_blocking(pg_pool_t *pool, pg_entry_t *e)
+{
+    uint64_t now = now_ms(pool);
+    int timed_out = 0;
+
+    if (pool->blocking == NULL) {
+        if (now < pool->blocking_retry_at_ms || (pool->blocking = blocking_connect(pool)) == NULL) {
+            if (now >= pool->blocking_retry_at_ms)
+                pool->blocking_retry_at_ms = now + PG_BACKOFF_MAX_MS / 2;
+            deliver(pool, e, PG_UNAVAILABLE);
+            return;
+        }
+    }
+    e->sent_ns = request_now_ns();
+    metrics_histogram_observe(&pool->metrics->db_pool_wait, e->sent_ns - e->queued_ns);
+    if (PQsendQueryPrepared(pool->blocking, e->stmt->name, e->nparams, (const char *const *)e->values, NULL, NULL, 0) ==
+        1)
+        e->result = blocking_result(pool->blocking, pool->settings.timeout_ms + PG_GRACE_MS, &timed_out);
+    if (e->result != NULL && (PQresultStatus(e->result) == PGRES_TUPLES_OK ||
+                              PQresultStatus(e->result) == PGRES_COMMAND_OK)) {
+        deliver(pool, e, PG_OK);
+    } else if (e->result != NULL && PQstatus(pool->blocking) == CONNECTION_OK && !timed_out) {
+        deliver(pool, e, PG_QUERY_ERROR);
+    } else {
+        /* lost or silent: drop the connection, reconnect on a later request */
+        fprintf(stderr, "sutlab: PostgreSQL connection down (%s)\n", timed_out ? "query timed out" : "connection lost");
+        PQfinish(pool->blocking);
+        pool->blocking = NULL;
+        deliver(pool, e, PG_UNAVAILABLE);
+    }
+}
+
+/* --- public ---------------------------------------------------------------- */
+
+pg_pool_t *pg_pool_create(h2o_evloop_t *loop, const pg_settings_t *settings, const pg_registry_t *reg,
+                          metrics_worker_t *metrics)
+{
+    pg_pool_t *pool = calloc(1, sizeof(*pool));
+    if (pool == NULL)
+        return NULL;
+    pool->loop = loop;
+    pool->settings = *settings;
+    pool->reg = reg;
+    pool->metrics = metrics;
+    pg_conninfo(settings->url, settings->timeout_ms, pool->options, sizeof(pool->options), pool->keywords,
+                pool->values);
+    if (settings->sync)
+        return pool; /* connects on first use, like a php-fpm child */
+
+    pool->nconns = (size_t)settings->conns;
+    if ((pool->conns = calloc(pool->nconns, sizeof(pg_conn_t))) == NULL) {
+        free(pool);
+        return NULL;
+    }
+    h2o_timeout_init(loop, &pool->sync_timeout, 0);
+    pool->sync_entry.cb = on_sync_timer;
+    h2o_timeout_init(loop, &pool->tick_timeout, PG_TICK_MS);
+    pool->tick_entry.cb = on_tick;
+    for (size_t i = 0; i < pool->nconns; i++) {
+        pool->conns[i].pool = pool;
+        pool->conns[i].backoff_ms = PG_BACKOFF_MIN_MS;
+        conn_connect(&pool->conns[i]);
+    }
+    h2o_timeout_link(loop, &pool->tick_timeout, &pool->tick_entry);
+    return pool;
+}
+
+void pg_pool_destroy(pg_pool_t *pool)
+{
+    if (pool == NULL)
+        return;
+    if (pool->settings.sync) {
+        if (pool->blocking != NULL)
+            PQfinish(pool->blocking);
+        free(pool);
+        return;
+    }
+    pool->closing = 1;
+    for (size_t i = 0; i < pool->nconns; i++)
+        conn_fail(&pool->conns[i], "shutting down");
+    fail_all(pool, fifo_take(&pool->waiting));
+    if (h2o_timeout_is_linked(&pool->tick_entry))
+        h2o_timeout_unlink(&pool->tick_entry);
+    if (h2o_timeout_is_linked(&pool->sync_entry))
+        h2o_timeout_unlink(&pool->sync_entry);
+    h2o_timeout_dispose(pool->loop, &pool->sync_timeout);
+    h2o_timeout_dispose(pool->loop, &pool->tick_timeout);
+    free(pool->conns);
+    free(pool);
+}
+
+void pg_query(pg_pool_t *pool, request_t *rq, const pg_statement_t *stmt, const char *const *values, pg_callback_fn cb)
+{
+    pg_entry_t *e = entry_new(stmt, values, rq, cb);
+    if (pool->settings.sync)
+        query_blocking(pool, e);
+    else
+        submit(pool, e);
+}
+
+int pg_pool_is_up(pg_pool_t *pool)
+{
+    if (pool->settings.sync) {
+        if (pool->blocking == NULL && now_ms(pool) >= pool->blocking_retry_at_ms)
+            pool->blocking = blocking_connect(pool);
+        return pool->blocking != NULL && PQstatus(pool->blocking) == CONNECTION_OK;
+    }
+    for (size_t i = 0; i < pool->nconns; i++)
+        if (pool->conns[i].state == CONN_READY)
+            return 1;
+    return 0;
+}

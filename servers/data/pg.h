@@ -1,0 +1,102 @@
+/*
+ * pg: a worker's PostgreSQL connections, hiding the process model from the
+ * handlers. A handler calls pg_query() and continues in its callback:
+ *
+ *   async (--db-mode async, default): the query is queued on one of the
+ *     worker's --db-conns non-blocking connections in libpq pipeline mode;
+ *     queries issued during one event-loop pass share one Sync (libpq 15
+ *     has no PQsendPipelineSync, and a Sync per query costs a send() and a
+ *     transaction each). The callback runs later, on the worker thread.
+ *   sync (--db-mode sync): the worker blocks on one connection and the
+ *     callback runs before pg_query() returns, like a php-fpm child.
+ *
+ * Handlers must therefore accept a callback that runs either before or after
+ * pg_query() returns. Every statement is prepared once per connection.
+ *
+ * Failure model: a statement error reaches only the query that caused it.
+ * The queries batched with it under the same Sync were rolled back with it
+ * (they ran in one implicit transaction) or never ran, so they are sent
+ * again, and no result is delivered before its batch is known to have
+ * committed. A connection that breaks or stays silent past --db-timeout
+ * fails its queries with PG_UNAVAILABLE (503 + Retry-After at the handler)
+ * and is re-established in the background with back-off. While no
+ * connection is up, pg_query fails at once instead of queueing.
+ *
+ * Threading: one pool per worker, used only on that worker's thread.
+ */
+#ifndef SUTLAB_PG_H
+#define SUTLAB_PG_H
+
+#include <h2o.h>
+#include <libpq-fe.h>
+#include <stddef.h>
+
+#include "core/metrics.h"
+#include "core/request.h"
+
+#define PG_MAX_PARAMS 16
+
+typedef struct pg_statement {
+    const char *name; /* also the `query` label of db_query_duration_seconds */
+    const char *sql;
+    int nparams;
+    unsigned id; /* index in the registry, set by pg_registry_add */
+} pg_statement_t;
+
+/* The statements every connection prepares. Filled at startup, read-only
+ * once the workers run. */
+typedef struct pg_registry {
+    pg_statement_t *stmts[64];
+    size_t n;
+} pg_registry_t;
+
+typedef enum pg_status {
+    PG_OK = 0,
+    PG_QUERY_ERROR, /* the statement failed: see sqlstate (23505 = unique violation, ...) */
+    PG_UNAVAILABLE, /* no connection, connection lost, or timed out: answer 503 */
+} pg_status_t;
+
+typedef struct pg_result {
+    pg_status_t status;
+    PGresult *res;        /* PG_OK and PG_QUERY_ERROR; owned by the pool, valid in the callback only */
+    const char *sqlstate; /* PG_QUERY_ERROR: five characters; "" otherwise */
+} pg_result_t;
+
+/* Runs on the worker thread, only if the request still exists. */
+typedef void (*pg_callback_fn)(request_t *rq, const pg_result_t *result);
+
+typedef struct pg_settings {
+    const char *url;
+    int conns;
+    int sync;       /* --db-mode sync */
+    int timeout_ms; /* --db-timeout */
+} pg_settings_t;
+
+typedef struct pg_pool pg_pool_t;
+
+/* Registers a statement; returns 0, or -1 if the registry is full. */
+int pg_registry_add(pg_registry_t *reg, pg_statement_t *stmt);
+
+/* Creates a worker's pool on its loop and starts connecting (async) — call on
+ * the worker thread. `metrics` is the worker's slot set. */
+pg_pool_t *pg_pool_create(h2o_evloop_t *loop, const pg_settings_t *settings, const pg_registry_t *reg,
+                          metrics_worker_t *metrics);
+
+/* Closes every connection; pending queries fail with PG_UNAVAILABLE. */
+void pg_pool_destroy(pg_pool_t *pool);
+
+/* Queues (async) or runs (sync) a prepared statement. values[i] are text
+ * parameters (NULL = SQL NULL), copied by the call. cb runs exactly once
+ * unless the request is disposed first. */
+void pg_query(pg_pool_t *pool, request_t *rq, const pg_statement_t *stmt, const char *const *values, pg_callback_fn cb);
+
+/* 1 if at least one connection is usable now (for /readyz). */
+int pg_pool_is_up(pg_pool_t *pool);
+
+/* Builds libpq's connection keywords around a URL, adding the timeouts the
+ * pool relies on. Exposed for the tools and for tests. The arrays must hold
+ * 8 entries; returns the count (NULL-terminated). */
+size_t pg_conninfo(const char *url, int timeout_ms, char *options_buf, size_t options_len, const char **keywords,
+                   const char **values);
+
+#endif
