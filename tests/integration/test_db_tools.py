@@ -1,0 +1,369 @@
+#!/usr/bin/python3
+"""Integration tests: `sutlab db migrate|seed|indexes` against the harness's real PostgreSQL.
+
+Every test case works in a database of its own (pgtest.FreshDatabase) and asserts on the rows
+PostgreSQL holds afterwards, read back with psql.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pgtest import fresh_database, psql, rows, scalar  # noqa: E402
+from sutlab_testlib import clean_env, source_root, sutlab_bin  # noqa: E402
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    try:
+        import crypt  # deprecated in 3.11, removed in 3.13: only one assertion needs it
+    except ImportError:
+        crypt = None
+
+# lab.md, "Fixtures": tiny.
+TINY = {"users": 10, "store_categories": 5, "stores": 50, "menus": 250}
+
+# Every column but the timestamps (now() at seeding time), in id order.
+DUMPS = {
+    "users": "SELECT id, username, email, password_hash, bio, image FROM users ORDER BY id",
+    "store_categories": "SELECT id, name FROM store_categories ORDER BY id",
+    "stores": "SELECT id, name, phone, address, owner_id, open_status, introduction, category_id"
+              " FROM stores ORDER BY id",
+    "menus": "SELECT id, store_id, name, price, description FROM menus ORDER BY id",
+}
+
+IDX_SQL = ("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'"
+           " AND indexname LIKE 'idx\\_%' ORDER BY indexname")
+
+
+def db(*args, env=None, timeout=120):
+    """Runs `sutlab db ARGS...`; returns (exit status, stdout, stderr)."""
+    proc = subprocess.run([sutlab_bin(), "db"] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=timeout,
+                          env=clean_env(env))
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def migration_versions():
+    d = os.path.join(source_root(), "db", "migrations")
+    return sorted(f[:-4] for f in os.listdir(d) if f.endswith(".sql"))
+
+
+def dump(url, table):
+    return psql(url, "COPY (%s) TO STDOUT" % DUMPS[table])
+
+
+def count(url, table):
+    return int(scalar(url, "SELECT count(*) FROM %s" % table))
+
+
+class Case(unittest.TestCase):
+    def ok(self, *args, **kw):
+        rc, out, err = db(*args, **kw)
+        self.assertEqual(rc, 0, "sutlab db %s: exit %d\nstdout: %s\nstderr: %s" % (args, rc, out, err))
+        return out, err
+
+    def migrated(self):
+        url = fresh_database(self)
+        self.ok("migrate", "--db-url", url)
+        return url
+
+    def seeded(self, *extra):
+        url = self.migrated()
+        self.ok("seed", "--db-url", url, "--size", "tiny", "--bcrypt-cost", "4", *extra)
+        return url
+
+
+class Usage(Case):
+    def bad(self, *args):
+        rc, out, err = db(*args, timeout=10)
+        self.assertEqual(rc, 2, "exit %d for %s: %s" % (rc, args, err))
+        lines = err.strip().splitlines()
+        self.assertTrue(lines and lines[0].startswith("sutlab db"), err)
+        return lines[0]
+
+    def test_bad_usage_exits_2_with_one_line(self):
+        self.assertIn("huge", self.bad("seed", "--size", "huge"))
+        self.assertIn("sideways", self.bad("indexes", "sideways"))
+        self.assertIn("--frobnicate", self.bad("migrate", "--frobnicate"))
+        self.assertIn("--size", self.bad("seed"))
+        self.bad("seed", "--size", "tiny", "--seed", "minus-one")
+        self.bad("seed", "--size", "tiny", "--bcrypt-cost", "99")
+        self.bad("indexes")
+        self.bad("frobnicate")
+        self.bad()
+
+    def test_help_exits_0(self):
+        for cmd in ([], ["migrate"], ["seed"], ["indexes"]):
+            rc, out, err = db(*(cmd + ["--help"]), timeout=10)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("usage: sutlab db", out)
+
+    def test_unreachable_server_fails_fast_and_clearly(self):
+        for cmd in (["migrate"], ["seed", "--size", "tiny"], ["indexes", "status"]):
+            start = time.monotonic()
+            rc, out, err = db(*cmd, "--db-url", "postgresql://127.0.0.1:1/x", timeout=30)
+            self.assertEqual(rc, 1, err)
+            self.assertLess(time.monotonic() - start, 10)
+            self.assertRegex(err, r"cannot connect to the database: .*127\.0\.0\.1.*refused")
+
+    def test_db_url_comes_from_the_environment(self):
+        url = fresh_database(self)
+        out, _ = self.ok("migrate", env={"SUTLAB_DB_URL": url})
+        self.assertIn("%d applied" % len(migration_versions()), out)
+
+
+class Migrate(Case):
+    def test_applies_records_and_is_idempotent(self):
+        url = fresh_database(self)
+        versions = migration_versions()
+        out, _ = self.ok("migrate", "--db-url", url)
+        for v in versions:
+            self.assertIn("applied %s.sql" % v, out)
+        self.assertIn("%d applied, 0 already applied" % len(versions), out)
+        self.assertEqual(psql(url, "SELECT version FROM schema_migrations ORDER BY version").split(),
+                         versions)
+        for table in TINY:
+            self.assertEqual(scalar(url, "SELECT to_regclass('%s') IS NOT NULL" % table), "t")
+        stamps = psql(url, "SELECT version, applied_at FROM schema_migrations ORDER BY version")
+
+        out, _ = self.ok("migrate", "--db-url", url)
+        self.assertEqual(out.strip(), "0 applied, %d already applied" % len(versions))
+        self.assertEqual(psql(url, "SELECT version, applied_at FROM schema_migrations ORDER BY version"),
+                         stamps)
+
+    def test_failing_migration_rolls_back_and_stops(self):
+        url = fresh_database(self)
+        with tempfile.TemporaryDirectory() as d:
+            def write(name, sql):
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(sql)
+            write("001_good.sql", "CREATE TABLE good (id int);\n")
+            write("002_bad.sql", "CREATE TABLE partial (id int);\nINSERT INTO good VALUES (1);\nSELEC 1;\n")
+            write("003_later.sql", "CREATE TABLE later (id int);\n")
+            write("notes.txt", "not a migration")
+
+            rc, out, err = db("migrate", "--db-url", url, "--migrations", d)
+            self.assertEqual(rc, 1, err)
+            self.assertIn("applied 001_good.sql", out)
+            self.assertRegex(err, r"002_bad\.sql: line 3: ERROR: syntax error")
+            self.assertEqual(len(err.strip().splitlines()), 1, err)
+            self.assertEqual(scalar(url, "SELECT to_regclass('partial') IS NULL"), "t")
+            self.assertEqual(scalar(url, "SELECT to_regclass('later') IS NULL"), "t")
+            self.assertEqual(count(url, "good"), 0)
+            self.assertEqual(psql(url, "SELECT version FROM schema_migrations").split(), ["001_good"])
+
+            # Fixed, the rest applies; 001 is not run again (it would fail: table exists).
+            write("002_bad.sql", "CREATE TABLE partial (id int);\n")
+            out, _ = self.ok("migrate", "--db-url", url, "--migrations", d)
+            self.assertIn("2 applied, 1 already applied", out)
+            self.assertEqual(psql(url, "SELECT version FROM schema_migrations ORDER BY 1").split(),
+                             ["001_good", "002_bad", "003_later"])
+
+    def test_migrations_dir_from_environment_and_missing_dir(self):
+        url = fresh_database(self)
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "001_x.sql"), "w") as f:
+                f.write("CREATE TABLE from_env (id int);\n")
+            self.ok("migrate", "--db-url", url, env={"SUTLAB_MIGRATIONS_DIR": d})
+            self.assertEqual(scalar(url, "SELECT to_regclass('from_env') IS NOT NULL"), "t")
+        rc, _, err = db("migrate", "--db-url", url, "--migrations", "/nonexistent/sutlab-migrations")
+        self.assertEqual(rc, 1)
+        self.assertIn("/nonexistent/sutlab-migrations", err)
+
+    def test_concurrent_migrates_apply_each_file_once(self):
+        url = fresh_database(self)
+        procs = [subprocess.Popen([sutlab_bin(), "db", "migrate", "--db-url", url], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=clean_env()) for _ in range(3)]
+        results = [p.communicate(timeout=60) + (p.returncode,) for p in procs]
+        for out, err, rc in results:
+            self.assertEqual(rc, 0, err)
+        applied = sum(int(re.search(r"(\d+) applied,", out).group(1)) for out, _, _ in results)
+        self.assertEqual(applied, len(migration_versions()))
+        self.assertEqual(count(url, "schema_migrations"), len(migration_versions()))
+
+
+class Seed(Case):
+    def test_tiny_has_the_lab_md_counts_and_shapes(self):
+        url = self.migrated()
+        out, err = self.ok("seed", "--db-url", url, "--size", "tiny")
+        for table, n in TINY.items():
+            self.assertEqual(count(url, table), n, table)
+            self.assertRegex(err, r"(?m)^%s: %d rows \(\d+\.\d s\)$" % (table, n))
+        self.assertIn("seeded size tiny", out)
+        self.assertEqual(rows(url, "SELECT category_id, count(*) FROM stores GROUP BY 1 ORDER BY 1"),
+                         [[str(c), "10"] for c in range(1, 6)])
+        self.assertEqual(scalar(url, "SELECT count(*) FROM (SELECT store_id FROM menus GROUP BY 1"
+                                     " HAVING count(*) = 5) s"), "50")
+        self.assertEqual(rows(url, "SELECT id, username, email FROM users ORDER BY id")[:2],
+                         [["1", "user1", "user1@example.com"], ["2", "user2", "user2@example.com"]])
+        self.assertEqual(scalar(url, "SELECT max(id) || ' ' || max(username) FROM users"), "10 user9")
+        names = psql(url, "SELECT name FROM store_categories ORDER BY id").split("\n")[:5]
+        self.assertEqual(len(set(names)), 5)
+        self.assertIn("Korean", names)
+        for phone in psql(url, "SELECT phone FROM stores").split():
+            self.assertRegex(phone, r"^010-\d{4}-\d{4}$")
+        self.assertEqual(scalar(url, "SELECT count(*) FROM menus WHERE price < 1000 OR price > 30000"
+                                     " OR price % 500 <> 0"), "0")
+        self.assertEqual(scalar(url, "SELECT count(DISTINCT address) > 3 FROM stores"), "t")
+        statuses = dict(rows(url, "SELECT open_status, count(*) FROM stores GROUP BY 1"))
+        self.assertGreater(int(statuses.get("OPENED", 0)), int(statuses.get("CLOSED", 0)))
+        self.assertEqual(scalar(url, "SELECT count(*) FROM stores WHERE introduction = '' OR name = ''"), "0")
+        # Sequences past the fixture ids: the application's inserts do not collide.
+        self.assertEqual(scalar(url, "INSERT INTO store_categories (name) VALUES ('New') RETURNING id"), "6")
+        self.assertEqual(scalar(url, "SELECT nextval('users_id_seq')"), "11")
+        self.assertEqual(scalar(url, "SELECT nextval('menus_id_seq')"), "251")
+        # ANALYZEd: the planner knows the row counts.
+        self.assertEqual(scalar(url, "SELECT reltuples FROM pg_class WHERE relname = 'menus'"), "250")
+
+    def test_every_store_has_an_existing_owner_and_category(self):
+        url = self.seeded()
+        self.assertEqual(scalar(url, "SELECT count(*) FROM stores s LEFT JOIN users u ON u.id = s.owner_id"
+                                     " LEFT JOIN store_categories c ON c.id = s.category_id"
+                                     " WHERE u.id IS NULL OR c.id IS NULL"), "0")
+        self.assertGreater(int(scalar(url, "SELECT count(DISTINCT owner_id) FROM stores")), 3)
+        self.assertEqual(scalar(url, "SELECT count(*) FROM menus m LEFT JOIN stores s ON s.id = m.store_id"
+                                     " WHERE s.id IS NULL"), "0")
+
+    def test_password_hashes_are_bcrypt_of_password(self):
+        url = self.migrated()
+        self.ok("seed", "--db-url", url, "--size", "tiny")  # default cost 10
+        hashes = set(psql(url, "SELECT password_hash FROM users").split())
+        self.assertEqual(len(hashes), 1, "one hash shared by all fixture users")
+        h = hashes.pop()
+        self.assertTrue(h.startswith("$2b$10$"), h)
+        if crypt is None:
+            self.skipTest("python crypt module unavailable: bcrypt verification skipped")
+        self.assertEqual(crypt.crypt("password", h), h)
+        self.assertNotEqual(crypt.crypt("Password", h), h)
+
+    def test_bcrypt_cost_flag(self):
+        url = self.seeded()
+        self.assertTrue(scalar(url, "SELECT min(password_hash) FROM users").startswith("$2b$04$"))
+
+    def test_non_empty_database_is_refused_and_kept(self):
+        url = self.seeded()
+        before = {t: psql(url, "COPY (SELECT * FROM %s ORDER BY id) TO STDOUT" % t) for t in TINY}
+        rc, out, err = db("seed", "--db-url", url, "--size", "tiny", "--seed", "2", "--bcrypt-cost", "4")
+        self.assertEqual(rc, 1, err)
+        self.assertIn("--force", err)
+        self.assertIn("not empty", err)
+        after = {t: psql(url, "COPY (SELECT * FROM %s ORDER BY id) TO STDOUT" % t) for t in TINY}
+        self.assertEqual(before, after)  # timestamps included: nothing was rewritten
+
+    def test_force_replaces_everything(self):
+        url = self.seeded()
+        first = dump(url, "stores")
+        psql(url, "INSERT INTO sessions (token_hash, user_id) VALUES (sha256('t'), 1);"
+                  "INSERT INTO stores (name, phone, address, owner_id, category_id)"
+                  " VALUES ('Extra', '010-0000-0000', 'Seoul', 1, 1)")
+        self.ok("seed", "--db-url", url, "--size", "tiny", "--seed", "2", "--force", "--bcrypt-cost", "4")
+        for table, n in TINY.items():
+            self.assertEqual(count(url, table), n, table)
+        self.assertEqual(count(url, "sessions"), 0)
+        self.assertEqual(scalar(url, "SELECT count(*) FROM stores WHERE name = 'Extra'"), "0")
+        self.assertNotEqual(dump(url, "stores"), first)
+        self.assertEqual(scalar(url, "SELECT max(id) FROM stores"), "50")
+
+    def test_same_seed_same_rows_other_seed_other_rows(self):
+        a, b, c = self.migrated(), self.migrated(), self.migrated()
+        self.ok("seed", "--db-url", a, "--size", "tiny", "--seed", "42", "--bcrypt-cost", "4")
+        self.ok("seed", "--db-url", b, "--size", "tiny", "--seed", "42", "--bcrypt-cost", "4")
+        self.ok("seed", "--db-url", c, "--size", "tiny", "--seed", "43", "--bcrypt-cost", "4")
+        for table in DUMPS:
+            self.assertEqual(dump(a, table), dump(b, table), table)
+            self.assertTrue(dump(a, table))
+        self.assertNotEqual(dump(a, "stores"), dump(c, "stores"))
+        self.assertNotEqual(dump(a, "menus"), dump(c, "menus"))
+        # Same shape whatever the seed: the counts and ids do not move.
+        self.assertEqual(psql(a, "SELECT id, category_id FROM stores ORDER BY id"),
+                         psql(c, "SELECT id, category_id FROM stores ORDER BY id"))
+
+    def test_unmigrated_database_is_refused(self):
+        url = fresh_database(self)
+        rc, out, err = db("seed", "--db-url", url, "--size", "tiny")
+        self.assertEqual(rc, 1, err)
+        self.assertIn("sutlab db migrate", err)
+
+    def test_a_failure_half_way_leaves_nothing(self):
+        url = self.migrated()
+        # Menus load last: a constraint most of them break fails the run after users and stores
+        # were copied, which must all roll back with it.
+        psql(url, "ALTER TABLE menus ADD CONSTRAINT cheap CHECK (price < 5000)")
+        rc, out, err = db("seed", "--db-url", url, "--size", "tiny", "--bcrypt-cost", "4")
+        self.assertEqual(rc, 1, err)
+        self.assertRegex(err, r"menus: .*cheap")
+        for table in TINY:
+            self.assertEqual(count(url, table), 0, table)
+
+
+class Indexes(Case):
+    def test_off_on_status_round_trip(self):
+        url = self.seeded()
+        before = rows(url, IDX_SQL)
+        self.assertGreaterEqual(len(before), 4)
+        kept_sql = ("SELECT indexname FROM pg_indexes WHERE schemaname = 'public'"
+                    " AND indexname NOT LIKE 'idx\\_%' ORDER BY 1")
+        kept = psql(url, kept_sql).split()
+        for name in ("users_pkey", "users_username_key", "users_email_key", "stores_pkey", "menus_pkey"):
+            self.assertIn(name, kept)
+
+        out, _ = self.ok("indexes", "status", "--db-url", url)
+        for name, _ in before:
+            self.assertRegex(out, r"(?m)^on +%s:" % name)
+
+        out, _ = self.ok("indexes", "off", "--db-url", url)
+        for name, _ in before:
+            self.assertIn("dropped %s" % name, out)
+        self.assertEqual(rows(url, IDX_SQL), [])
+        # Primary keys and unique constraints stay (the saved-definitions table adds its own key).
+        self.assertLessEqual(set(kept), set(psql(url, kept_sql).split()))
+        self.assertEqual(rows(url, "SELECT name, definition FROM sutlab_dropped_indexes ORDER BY name"),
+                         before)
+
+        out, _ = self.ok("indexes", "off", "--db-url", url)
+        self.assertIn("nothing to drop", out)
+        self.assertEqual(count(url, "sutlab_dropped_indexes"), len(before))
+
+        out, _ = self.ok("indexes", "status", "--db-url", url)
+        for name, _ in before:
+            self.assertRegex(out, r"(?m)^off +%s:" % name)
+
+        out, _ = self.ok("indexes", "on", "--db-url", url)
+        for name, _ in before:
+            self.assertIn("created %s" % name, out)
+        self.assertEqual(rows(url, IDX_SQL), before)
+        self.assertEqual(count(url, "sutlab_dropped_indexes"), 0)
+
+        out, _ = self.ok("indexes", "on", "--db-url", url)
+        self.assertIn("nothing to restore", out)
+        self.assertEqual(rows(url, IDX_SQL), before)
+
+    def test_on_with_nothing_ever_dropped(self):
+        url = self.migrated()
+        out, _ = self.ok("indexes", "on", "--db-url", url)
+        self.assertIn("nothing to restore", out)
+
+    def test_constraint_indexes_named_idx_are_kept(self):
+        url = self.seeded()
+        psql(url, "ALTER TABLE menus ADD CONSTRAINT idx_menus_unique_name UNIQUE (store_id, name)")
+        self.ok("indexes", "off", "--db-url", url)
+        self.assertEqual(scalar(url, "SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'idx\\_%'"), "1")
+        self.assertEqual(scalar(url, "SELECT to_regclass('idx_menus_unique_name') IS NOT NULL"), "t")
+        self.ok("indexes", "on", "--db-url", url)
+
+    def test_seeding_works_with_indexes_off(self):
+        url = self.migrated()
+        self.ok("indexes", "off", "--db-url", url)
+        self.ok("seed", "--db-url", url, "--size", "tiny", "--bcrypt-cost", "4")
+        self.ok("indexes", "on", "--db-url", url)
+        self.assertEqual(scalar(url, "SELECT count(*) FROM stores WHERE category_id = 2"), "10")
+
+
+if __name__ == "__main__":
+    unittest.main()
