@@ -1,6 +1,7 @@
 /*
  * sutlab: the system under test. Subcommands:
  *   sutlab serve [FLAGS]   run the server (sutlab serve --help)
+ *   sutlab db migrate|seed|indexes ...   schema, fixtures, secondary indexes (sutlab db --help)
  *   sutlab --version
  */
 #include <stdio.h>
@@ -61,7 +62,10 @@ static int serve_main(int argc, char **argv)
         fprintf(stderr, "sutlab serve: internal error: a route or statement was rejected\n");
         return 1;
     }
-    backends_attach(&backends);
+    if (backends_attach(&backends) != 0) {
+        fprintf(stderr, "sutlab serve: cannot start the offload threads\n");
+        return 1;
+    }
     rc = server_run(&server);
     server_dispose(&server);
     return rc;

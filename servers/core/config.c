@@ -67,6 +67,12 @@ static const flag_def_t flag_defs[] = {
     {"log", FLAG_LOG_MODE, offsetof(config_t, log), 0, 0, 0, "off|access|verbose", "off",
      "access: buffered access log; verbose: every request and response body, one synchronous write per line", 1},
     {"log-file", FLAG_STRING, offsetof(config_t, log_file), 0, 0, 0, "PATH", "stdout", "where the log goes", 0},
+    {"count-pagination", FLAG_BOOL, offsetof(config_t, count_pagination), 0, 0, 0, NULL, "off",
+     "the article index runs an exact count(*) for articlesCount on every request (Laravel paginate())", 1},
+    {"bcrypt-cost", FLAG_INT, offsetof(config_t, bcrypt_cost), 0, 4, 31, "N", "10",
+     "bcrypt cost of password hashes at register/login (Laravel's default is 10)", 1},
+    {"offload-threads", FLAG_INT, offsetof(config_t, offload_threads), 0, 0, 256, "N", "0 (= workers)",
+     "threads that run CPU-heavy work (bcrypt) off the event loops in async mode", 1},
     {"drain-timeout", FLAG_INT, offsetof(config_t, drain_timeout), 0, 0, 600, "SECONDS", "5",
      "on SIGTERM/SIGINT, how long to wait for open connections before exiting", 0},
 };
@@ -263,6 +269,9 @@ static void set_defaults(config_t *cfg, int ncpus)
     cfg->log = CONFIG_LOG_OFF;
     cfg->log_file = NULL;
     cfg->drain_timeout = 5;
+    cfg->count_pagination = 0;
+    cfg->bcrypt_cost = 10;
+    cfg->offload_threads = 0;
 }
 
 /* "keepalive-timeout" -> "SUTLAB_KEEPALIVE_TIMEOUT" */

@@ -52,6 +52,9 @@ typedef struct config {
     config_log_mode_t log;
     const char *log_file; /* NULL = stdout */
     int drain_timeout;    /* seconds a graceful stop waits for open connections */
+    int count_pagination; /* exact count(*) for articlesCount (Laravel paginate()) */
+    int bcrypt_cost;
+    int offload_threads; /* 0 = as many as workers */
 } config_t;
 
 typedef enum config_result {

@@ -25,6 +25,8 @@
 typedef struct server server_t;
 struct pg_pool;
 struct cache_client;
+struct offload_pool;
+struct offload_receiver;
 
 typedef struct server_worker {
     h2o_context_t ctx; /* first, so a request finds its worker through req->conn->ctx */
@@ -48,6 +50,8 @@ typedef struct server_worker {
     /* the data layer's per-worker handles (set by worker hooks; opaque here) */
     struct pg_pool *pg;
     struct cache_client *cache;
+    struct offload_pool *offload_pool; /* shared by every worker */
+    struct offload_receiver *offload;  /* this worker's completions */
 } server_worker_t;
 
 /* Runs on each worker's thread: `start` before its loop serves, `stop` after

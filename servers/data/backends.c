@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "data/cache.h"
+#include "data/offload.h"
 
 void backends_init(backends_t *b, server_t *s)
 {
@@ -21,6 +22,9 @@ static void on_worker_start(server_worker_t *w, void *data)
 
     if ((w->pg = pg_pool_create(w->ctx.loop, &pg, &b->registry, m)) == NULL)
         h2o_fatal("cannot create the PostgreSQL pool");
+    w->offload_pool = b->offload;
+    if (b->offload != NULL && (w->offload = offload_receiver_create(b->server->queues[w->index])) == NULL)
+        h2o_fatal("out of memory");
     if (cfg->redis_cache) {
         cache_settings_t cs = {cfg->redis_url, cfg->cache_timeout, cfg->db_mode == CONFIG_DB_SYNC};
         /* the URL was validated at startup, so NULL here is memory */
@@ -32,17 +36,26 @@ static void on_worker_start(server_worker_t *w, void *data)
 static void on_worker_stop(server_worker_t *w, void *data)
 {
     (void)data;
+    offload_receiver_destroy(w->offload);
+    w->offload = NULL;
     cache_destroy(w->cache);
     w->cache = NULL;
     pg_pool_destroy(w->pg);
     w->pg = NULL;
 }
 
-void backends_attach(backends_t *b)
+int backends_attach(backends_t *b)
 {
+    const config_t *cfg = b->server->cfg;
+    /* sync mode blocks the worker on everything, bcrypt included, like a
+     * php-fpm child; async mode moves CPU-heavy work off the loops */
+    if (cfg->db_mode == CONFIG_DB_ASYNC &&
+        (b->offload = offload_pool_create(cfg->offload_threads > 0 ? cfg->offload_threads : cfg->workers)) == NULL)
+        return -1;
     for (size_t i = 0; i < b->registry.n; i++)
         b->query_names[i] = b->registry.stmts[i]->name;
     b->server->query_names = b->query_names;
     b->server->nqueries = b->registry.n;
     server_set_worker_hooks(b->server, on_worker_start, on_worker_stop, b);
+    return 0;
 }

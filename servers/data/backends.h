@@ -14,11 +14,13 @@ typedef struct backends {
     server_t *server;
     pg_registry_t registry;
     const char *query_names[64];
+    struct offload_pool *offload; /* async mode only */
 } backends_t;
 
 void backends_init(backends_t *b, server_t *s);
 
-/* Call after the apps registered their statements, before server_run(). */
-void backends_attach(backends_t *b);
+/* Call after the apps registered their statements, before server_run().
+ * Returns 0, or -1 if the offload threads could not start. */
+int backends_attach(backends_t *b);
 
 #endif

@@ -190,14 +190,16 @@ static pg_entry_t *marker_new(entry_kind_t kind, const pg_statement_t *stmt)
 static void deliver(pg_pool_t *pool, pg_entry_t *e, pg_status_t status)
 {
     uint64_t now = request_now_ns();
-    pg_result_t result = {status, NULL, ""};
+    pg_result_t result = {status, NULL, "", ""};
 
     if (e->kind == ENTRY_QUERY) {
         if (status == PG_OK || status == PG_QUERY_ERROR)
             result.res = e->result;
         if (status == PG_QUERY_ERROR && e->result != NULL) {
             const char *state = PQresultErrorField(e->result, PG_DIAG_SQLSTATE);
+            const char *constraint = PQresultErrorField(e->result, PG_DIAG_CONSTRAINT_NAME);
             result.sqlstate = state != NULL ? state : "";
+            result.constraint = constraint != NULL ? constraint : "";
         }
         if (status != PG_OK)
             metrics_add(&pool->metrics->db_errors, 1);

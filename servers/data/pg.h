@@ -59,7 +59,8 @@ typedef enum pg_status {
 typedef struct pg_result {
     pg_status_t status;
     PGresult *res;        /* PG_OK and PG_QUERY_ERROR; owned by the pool, valid in the callback only */
-    const char *sqlstate; /* PG_QUERY_ERROR: five characters; "" otherwise */
+    const char *sqlstate;   /* PG_QUERY_ERROR: five characters; "" otherwise */
+    const char *constraint; /* PG_QUERY_ERROR on a constraint: its name; "" otherwise */
 } pg_result_t;
 
 /* Runs on the worker thread, only if the request still exists. */

@@ -5,6 +5,8 @@
 
 #include "core/query.h"
 #include "core/respond.h"
+#include "core/server.h"
+#include "data/offload.h"
 
 void *app_state(request_t *rq, size_t size)
 {
@@ -122,4 +124,15 @@ int app_is_utf8(const char *s, size_t len)
         return 0;
     json_decref(t);
     return 1;
+}
+
+void app_offload(request_t *rq, void (*work)(void *arg), void (*done)(request_t *rq, void *arg), void *arg)
+{
+    server_worker_t *w = rq->worker;
+    if (w->offload_pool == NULL) {
+        work(arg);
+        done(rq, arg);
+        return;
+    }
+    offload_run(w->offload_pool, w->offload, rq, work, done, arg);
 }

@@ -37,6 +37,11 @@ json_t *app_json_body(request_t *rq);
  * present, 0 if absent; on a malformed value responds 400 and returns -1. */
 int app_query(request_t *rq, const char *name, const char **value, size_t *len);
 
+/* Runs CPU-heavy work: on the offload pool in async mode, inline in sync
+ * mode (a sync worker blocks on everything). done runs on the worker; with
+ * rq NULL if the request went away meanwhile (it must still free arg). */
+void app_offload(request_t *rq, void (*work)(void *arg), void (*done)(request_t *rq, void *arg), void *arg);
+
 /* 1 if [s, s+len) is valid UTF-8 without NUL. */
 int app_is_utf8(const char *s, size_t len);
 

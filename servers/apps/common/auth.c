@@ -114,3 +114,12 @@ void auth_require(request_t *rq, auth_fn cb)
     params[0] = st->hash;
     pg_query(rq->worker->pg, rq, &stmt_session, params, on_session);
 }
+
+void auth_optional(request_t *rq, auth_fn cb)
+{
+    if (h2o_find_header(&rq->req->headers, H2O_TOKEN_AUTHORIZATION, -1) == -1) {
+        cb(rq, 0);
+        return;
+    }
+    auth_require(rq, cb);
+}

@@ -25,6 +25,10 @@ int auth_register(pg_registry_t *reg);
  * malformed, unknown or revoked token, 503 if PostgreSQL is unavailable. */
 void auth_require(request_t *rq, auth_fn cb);
 
+/* Like auth_require, but a request without an Authorization header
+ * continues anonymously with user id 0. A bad token is still 401. */
+void auth_optional(request_t *rq, auth_fn cb);
+
 /* Pure: parses "Token <64 hex>" (the scheme case-insensitive, as RealWorld
  * clients also send "Bearer") and writes the SHA-256 of the decoded bytes as
  * "\x<64 hex>" (bytea text form, 67 bytes with NUL) into out.

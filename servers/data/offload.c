@@ -1,0 +1,113 @@
+#include "data/offload.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef struct offload_job {
+    h2o_multithread_message_t message; /* first: the receiver gets it back */
+    struct offload_job *next;
+    offload_receiver_t *receiver;
+    request_handle_t *handle;
+    offload_work_fn work;
+    offload_done_fn done;
+    void *arg;
+} offload_job_t;
+
+struct offload_pool {
+    pthread_mutex_t mutex;
+    pthread_cond_t cond;
+    offload_job_t *head, *tail;
+};
+
+struct offload_receiver {
+    h2o_multithread_receiver_t super;
+    h2o_multithread_queue_t *queue;
+};
+
+static void *pool_main(void *p)
+{
+    offload_pool_t *pool = p;
+    for (;;) {
+        pthread_mutex_lock(&pool->mutex);
+        while (pool->head == NULL)
+            pthread_cond_wait(&pool->cond, &pool->mutex);
+        offload_job_t *job = pool->head;
+        pool->head = job->next;
+        if (pool->head == NULL)
+            pool->tail = NULL;
+        pthread_mutex_unlock(&pool->mutex);
+
+        job->work(job->arg);
+        h2o_multithread_send_message(&job->receiver->super, &job->message);
+    }
+    return NULL;
+}
+
+offload_pool_t *offload_pool_create(int threads)
+{
+    offload_pool_t *pool = calloc(1, sizeof(*pool));
+    if (pool == NULL)
+        return NULL;
+    pthread_mutex_init(&pool->mutex, NULL);
+    pthread_cond_init(&pool->cond, NULL);
+    for (int i = 0; i < threads; i++) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, pool_main, pool) != 0)
+            return NULL;
+        pthread_detach(t); /* they live as long as the process */
+    }
+    return pool;
+}
+
+static void on_completions(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
+{
+    (void)receiver;
+    while (!h2o_linklist_is_empty(messages)) {
+        offload_job_t *job = (offload_job_t *)H2O_STRUCT_FROM_MEMBER(h2o_multithread_message_t, link, messages->next);
+        h2o_linklist_unlink(&job->message.link);
+        job->done(job->handle->rq, job->arg);
+        request_release(job->handle);
+        free(job);
+    }
+}
+
+offload_receiver_t *offload_receiver_create(h2o_multithread_queue_t *queue)
+{
+    offload_receiver_t *r = calloc(1, sizeof(*r));
+    if (r != NULL) {
+        r->queue = queue;
+        h2o_multithread_register_receiver(queue, &r->super, on_completions);
+    }
+    return r;
+}
+
+void offload_receiver_destroy(offload_receiver_t *r)
+{
+    /* jobs still running would post to a dead receiver: the workers stop
+     * only after their requests drained, so none are left by now */
+    if (r == NULL)
+        return;
+    h2o_multithread_unregister_receiver(r->queue, &r->super);
+    free(r);
+}
+
+void offload_run(offload_pool_t *pool, offload_receiver_t *r, request_t *rq, offload_work_fn work, offload_done_fn done,
+                 void *arg)
+{
+    offload_job_t *job = calloc(1, sizeof(*job));
+    if (job == NULL)
+        h2o_fatal("out of memory");
+    job->receiver = r;
+    job->handle = request_hold(rq);
+    job->work = work;
+    job->done = done;
+    job->arg = arg;
+    pthread_mutex_lock(&pool->mutex);
+    if (pool->tail != NULL)
+        pool->tail->next = job;
+    else
+        pool->head = job;
+    pool->tail = job;
+    pthread_cond_signal(&pool->cond);
+    pthread_mutex_unlock(&pool->mutex);
+}
