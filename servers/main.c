@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "apps/board/board.h"
 #include "apps/common/auth.h"
 #include "apps/delivery/delivery.h"
 #include "apps/ops/ops.h"
@@ -58,7 +59,7 @@ static int serve_main(int argc, char **argv)
      * each worker's PostgreSQL pool and Redis client */
     backends_init(&backends, &server);
     if (ops_register(&server) != 0 || auth_register(&backends.registry) != 0 ||
-        delivery_register(&server, &backends.registry) != 0) {
+        delivery_register(&server, &backends.registry) != 0 || board_register(&server, &backends.registry) != 0) {
         fprintf(stderr, "sutlab serve: internal error: a route or statement was rejected\n");
         return 1;
     }

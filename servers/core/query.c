@@ -13,13 +13,12 @@ static int hexval(char c)
     return -1;
 }
 
-/* Decodes [s, s+len) into out; returns the length, or -1. */
-static long decode(const char *s, size_t len, char *out, size_t outcap)
+long query_decode(const char *s, size_t len, int plus_is_space, char *out, size_t outcap)
 {
     size_t n = 0;
     for (size_t i = 0; i < len; i++) {
         char c = s[i];
-        if (c == '+') {
+        if (c == '+' && plus_is_space) {
             c = ' ';
         } else if (c == '%') {
             int hi, lo;
@@ -53,7 +52,7 @@ query_result_t query_param(const char *qs, size_t qslen, const char *name, char 
 
         if ((size_t)(key_end - p) == namelen && memcmp(p, name, namelen) == 0) {
             const char *v = eq != NULL ? eq + 1 : pair_end;
-            long n = decode(v, (size_t)(pair_end - v), out, outcap);
+            long n = query_decode(v, (size_t)(pair_end - v), 1, out, outcap);
             if (n < 0)
                 return QUERY_INVALID;
             *outlen = (size_t)n;

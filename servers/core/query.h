@@ -18,6 +18,11 @@ typedef enum query_result {
  * out holds the decoded, NUL-terminated value and *outlen its length. */
 query_result_t query_param(const char *qs, size_t qslen, const char *name, char *out, size_t outcap, size_t *outlen);
 
+/* Percent-decodes [s, s+len) into out (capacity outcap, NUL-terminated);
+ * '+' becomes a space only if plus_is_space (query strings, not paths).
+ * Returns the length, or -1 on a bad escape, a decoded NUL, or no room. */
+long query_decode(const char *s, size_t len, int plus_is_space, char *out, size_t outcap);
+
 /* Parses a decimal integer in [min, max] with no sign, spaces or junk.
  * Returns 0 on success. */
 int query_parse_int(const char *s, size_t len, long long min, long long max, long long *out);

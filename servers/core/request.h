@@ -36,6 +36,7 @@ typedef struct request {
     h2o_iovec_t response_body; /* set by respond_*; written by --log verbose */
     struct request_handle *handle; /* created on first request_hold() */
     void *app;                     /* the handler's own state (app_state()) */
+    void *auth;                    /* the authentication step's state, apart from the handler's */
 } request_t;
 
 /* A handle outlives its request: a database or cache callback that fires

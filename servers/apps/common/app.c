@@ -136,3 +136,65 @@ void app_offload(request_t *rq, void (*work)(void *arg), void (*done)(request_t 
     }
     offload_run(w->offload_pool, w->offload, rq, work, done, arg);
 }
+
+const char *app_string_field(json_t *obj, const char *name, size_t limit, int required, json_t *errors)
+{
+    json_t *v = json_object_get(obj, name);
+    char msg[64];
+    if (v == NULL || json_is_null(v)) {
+        if (required)
+            json_object_set_new(errors, name, json_pack("[s]", "can't be blank"));
+        return NULL;
+    }
+    if (!json_is_string(v)) {
+        json_object_set_new(errors, name, json_pack("[s]", "must be a string"));
+        return NULL;
+    }
+    if (required && json_string_length(v) == 0) {
+        json_object_set_new(errors, name, json_pack("[s]", "can't be blank"));
+        return NULL;
+    }
+    if (json_string_length(v) > limit) {
+        snprintf(msg, sizeof(msg), "is too long (maximum is %zu bytes)", limit);
+        json_object_set_new(errors, name, json_pack("[s]", msg));
+        return NULL;
+    }
+    if (memchr(json_string_value(v), '\0', json_string_length(v)) != NULL) {
+        json_object_set_new(errors, name, json_pack("[s]", "must not contain NUL characters"));
+        return NULL;
+    }
+    return json_string_value(v);
+}
+
+int app_reject_invalid(request_t *rq, json_t *errors)
+{
+    if (json_object_size(errors) == 0) {
+        json_decref(errors);
+        return 0;
+    }
+    json_t *doc = json_pack("{s:o}", "errors", errors);
+    respond_json(rq->req, 422, doc);
+    json_decref(doc);
+    return 1;
+}
+
+const char *app_itoa(request_t *rq, long long v)
+{
+    char *buf = h2o_mem_alloc_pool(&rq->req->pool, 24);
+    snprintf(buf, 24, "%lld", v);
+    return buf;
+}
+
+const char *app_path_text(request_t *rq, const char *name)
+{
+    size_t len;
+    const char *v = router_param(&rq->match, name, &len);
+    char *out;
+    long n;
+    if (v == NULL)
+        return NULL;
+    out = h2o_mem_alloc_pool(&rq->req->pool, len + 1);
+    if ((n = query_decode(v, len, 0, out, len + 1)) < 0 || !app_is_utf8(out, (size_t)n))
+        return NULL;
+    return out;
+}

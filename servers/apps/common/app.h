@@ -37,10 +37,26 @@ json_t *app_json_body(request_t *rq);
  * present, 0 if absent; on a malformed value responds 400 and returns -1. */
 int app_query(request_t *rq, const char *name, const char **value, size_t *len);
 
+/* Reads string member `name` of a JSON object: required or optional, at
+ * most `limit` bytes, no NUL. A wrong value adds a RealWorld-style message
+ * to `errors` (an object) and gives NULL; so does an absent optional one. */
+const char *app_string_field(json_t *obj, const char *name, size_t limit, int required, json_t *errors);
+
+/* If `errors` holds messages, responds 422 {"errors": errors} and returns 1.
+ * Consumes `errors` either way. */
+int app_reject_invalid(request_t *rq, json_t *errors);
+
+/* Decimal text of v in the request's pool (for query parameters). */
+const char *app_itoa(request_t *rq, long long v);
+
 /* Runs CPU-heavy work: on the offload pool in async mode, inline in sync
  * mode (a sync worker blocks on everything). done runs on the worker; with
  * rq NULL if the request went away meanwhile (it must still free arg). */
 void app_offload(request_t *rq, void (*work)(void *arg), void (*done)(request_t *rq, void *arg), void *arg);
+
+/* The path parameter `name`, percent-decoded into the pool; NULL if absent,
+ * malformed, or not valid UTF-8. */
+const char *app_path_text(request_t *rq, const char *name);
 
 /* 1 if [s, s+len) is valid UTF-8 without NUL. */
 int app_is_utf8(const char *s, size_t len);

@@ -1,6 +1,7 @@
 #include "apps/common/auth.h"
 
 #include <openssl/crypto.h>
+#include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +80,7 @@ static void deny(request_t *rq)
 
 static void on_session(request_t *rq, const pg_result_t *res)
 {
-    auth_state_t *st = rq->app;
+    auth_state_t *st = rq->auth;
     if (res->status != PG_OK) {
         app_fail_db(rq, res);
         return;
@@ -91,9 +92,7 @@ static void on_session(request_t *rq, const pg_result_t *res)
         deny(rq);
         return;
     }
-    auth_fn cb = st->cb;
-    rq->app = NULL; /* hand the state slot back to the handler */
-    cb(rq, strtoll(PQgetvalue(res->res, 0, 0), NULL, 10));
+    st->cb(rq, strtoll(PQgetvalue(res->res, 0, 0), NULL, 10));
 }
 
 void auth_require(request_t *rq, auth_fn cb)
@@ -103,14 +102,13 @@ void auth_require(request_t *rq, auth_fn cb)
     auth_state_t *st;
     const char *params[1];
 
-    /* the auth state lives in rq->app until the handler takes it over */
     st = h2o_mem_alloc_pool(&req->pool, sizeof(*st));
     st->cb = cb;
     if (i == -1 || auth_token_hash(req->headers.entries[i].value.base, req->headers.entries[i].value.len, st->hash) != 0) {
         deny(rq);
         return;
     }
-    rq->app = st;
+    rq->auth = st;
     params[0] = st->hash;
     pg_query(rq->worker->pg, rq, &stmt_session, params, on_session);
 }
@@ -122,4 +120,23 @@ void auth_optional(request_t *rq, auth_fn cb)
         return;
     }
     auth_require(rq, cb);
+}
+
+int auth_new_token(char token[AUTH_TOKEN_HEX + 1], char hash[2 + 64 + 1])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char raw[AUTH_TOKEN_HEX / 2];
+    char header[6 + AUTH_TOKEN_HEX];
+
+    if (RAND_bytes(raw, sizeof(raw)) != 1)
+        return -1;
+    for (size_t i = 0; i < sizeof(raw); i++) {
+        token[2 * i] = hex[raw[i] >> 4];
+        token[2 * i + 1] = hex[raw[i] & 0xf];
+    }
+    token[AUTH_TOKEN_HEX] = '\0';
+    /* one definition of the stored form: hash it the way requests are */
+    memcpy(header, "Token ", 6);
+    memcpy(header + 6, token, AUTH_TOKEN_HEX);
+    return auth_token_hash(header, sizeof(header), hash);
 }

@@ -29,6 +29,10 @@ void auth_require(request_t *rq, auth_fn cb);
  * continues anonymously with user id 0. A bad token is still 401. */
 void auth_optional(request_t *rq, auth_fn cb);
 
+/* Makes a new session token: 64 hex digits from 32 CSPRNG bytes, and the
+ * hash to store ("\x<64 hex>"). Returns 0, or -1 if the CSPRNG failed. */
+int auth_new_token(char token[AUTH_TOKEN_HEX + 1], char hash[2 + 64 + 1]);
+
 /* Pure: parses "Token <64 hex>" (the scheme case-insensitive, as RealWorld
  * clients also send "Bearer") and writes the SHA-256 of the decoded bytes as
  * "\x<64 hex>" (bytea text form, 67 bytes with NUL) into out.

@@ -238,33 +238,6 @@ static int get_store(h2o_req_t *req, request_t *rq)
 
 /* --- POST /stores ---------------------------------------------------------- */
 
-/* Reads a string member: required or optional, bounded. Adds a validation
- * message to errors when it is wrong; returns the value or NULL. */
-static const char *field(json_t *body, const char *name, size_t limit, int required, json_t *errors)
-{
-    json_t *v = json_object_get(body, name);
-    char msg[64];
-    if (v == NULL || json_is_null(v)) {
-        if (required)
-            json_object_set_new(errors, name, json_pack("[s]", "can't be blank"));
-        return NULL;
-    }
-    if (!json_is_string(v)) {
-        json_object_set_new(errors, name, json_pack("[s]", "must be a string"));
-        return NULL;
-    }
-    if (required && json_string_length(v) == 0) {
-        json_object_set_new(errors, name, json_pack("[s]", "can't be blank"));
-        return NULL;
-    }
-    if (json_string_length(v) > limit || memchr(json_string_value(v), '\0', json_string_length(v)) != NULL) {
-        snprintf(msg, sizeof(msg), "is too long (maximum is %zu bytes)", limit);
-        json_object_set_new(errors, name, json_pack("[s]", msg));
-        return NULL;
-    }
-    return json_string_value(v);
-}
-
 static void on_created(request_t *rq, const pg_result_t *res)
 {
     if (res->status == PG_QUERY_ERROR && strcmp(res->sqlstate, "23503") == 0) {
@@ -299,21 +272,17 @@ static void create_as(request_t *rq, long long user_id)
         body = inner;
     }
     errors = json_object();
-    name = field(body, "name", LIMIT_NAME, 1, errors);
-    phone = field(body, "phone", LIMIT_PHONE, 1, errors);
-    address = field(body, "address", LIMIT_ADDRESS, 1, errors);
-    intro = field(body, "introduction", LIMIT_INTRODUCTION, 0, errors);
+    name = app_string_field(body, "name", LIMIT_NAME, 1, errors);
+    phone = app_string_field(body, "phone", LIMIT_PHONE, 1, errors);
+    address = app_string_field(body, "address", LIMIT_ADDRESS, 1, errors);
+    intro = app_string_field(body, "introduction", LIMIT_INTRODUCTION, 0, errors);
     cat = json_object_get(body, "categoryId");
     if (!json_is_integer(cat) || (category = json_integer_value(cat)) < 1)
         json_object_set_new(errors, "categoryId", json_pack("[s]", "must be a positive integer"));
-    if (json_object_size(errors) != 0) {
-        json_t *doc = json_pack("{s:o}", "errors", errors);
-        respond_json(rq->req, 422, doc);
-        json_decref(doc);
+    if (app_reject_invalid(rq, errors)) {
         json_decref(body);
         return;
     }
-    json_decref(errors);
     snprintf(owner, sizeof(owner), "%lld", user_id);
     snprintf(category_text, sizeof(category_text), "%lld", category);
     const char *params[6] = {name, phone, address, owner, intro != NULL ? intro : "", category_text};

@@ -1,0 +1,61 @@
+/*
+ * Shared by the board's handler files: the JSON shapes of users, profiles,
+ * articles and comments, and each file's registration function.
+ */
+#ifndef SUTLAB_BOARD_INTERNAL_H
+#define SUTLAB_BOARD_INTERNAL_H
+
+#include <jansson.h>
+#include <libpq-fe.h>
+
+#include "core/server.h"
+#include "data/pg.h"
+
+/* Timestamps as RealWorld clients expect them: UTC, milliseconds, 'Z'. */
+#define BOARD_TIME(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+
+/* The columns of an article as seen by viewer $1 (0 = anonymous); `body` is
+ * the body column or NULL::text for list items (v2 lists carry no body).
+ *   0 id, 1 slug, 2 title, 3 description, 4 body, 5 createdAt, 6 updatedAt,
+ *   7 favoritesCount, 8 favorited, 9..11 author username/bio/image,
+ *   12 following, 13 tagList (JSON array) */
+#define BOARD_ARTICLE_SELECT(body)                                                                                     \
+    "SELECT a.id, a.slug, a.title, a.description, " body ", " BOARD_TIME("a.created_at") ", " BOARD_TIME(            \
+        "a.updated_at") ", a.favorites_count,"                                                                         \
+                        " EXISTS (SELECT 1 FROM favorites f WHERE f.user_id = $1 AND f.article_id = a.id),"           \
+                        " u.username, u.bio, u.image,"                                                                 \
+                        " EXISTS (SELECT 1 FROM follows fo WHERE fo.follower_id = $1 AND fo.followee_id = u.id),"     \
+                        " (SELECT coalesce(json_agg(t.name ORDER BY at.position), '[]') FROM article_tags at"         \
+                        " JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id)"                                \
+                        " FROM articles a JOIN users u ON u.id = a.author_id "
+
+/* {"username","bio","image","following"} from four columns starting at col
+ * (image may be NULL; following is a boolean column). */
+json_t *board_profile_json(PGresult *r, int row, int col);
+
+/* An article (BOARD_ARTICLE_SELECT columns); with_body adds "body". */
+json_t *board_article_json(PGresult *r, int row, int with_body);
+
+/* Responds 200/201 {"article": ...} from a one-row article result, or 404. */
+void board_respond_article(request_t *rq, const pg_result_t *res, int status);
+
+/* Fetches the article with id `id` as seen by `viewer` and responds with
+ * `status` (used after writes). */
+void board_send_article_by_id(request_t *rq, long long id, long long viewer, int status);
+
+int board_users_register(server_t *s, pg_registry_t *reg);
+int board_profiles_register(server_t *s, pg_registry_t *reg);
+int board_articles_register(server_t *s, pg_registry_t *reg);
+int board_comments_register(server_t *s, pg_registry_t *reg);
+
+/* Pure helpers, exposed for unit tests. */
+
+/* Writes the slug prefix of a title: lower-case a-z0-9 runs joined by '-',
+ * then a trailing '-' ("article-" if nothing is left). out holds 128 bytes. */
+void board_slug_prefix(const char *title, char out[128]);
+
+/* Writes a PostgreSQL text[] literal of the strings ({"a","b\"c"}). Returns
+ * the length, or -1 if it does not fit. */
+long board_text_array(const char *const *items, size_t n, char *out, size_t cap);
+
+#endif

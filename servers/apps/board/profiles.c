@@ -1,0 +1,119 @@
+/* Profiles and follows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "apps/board/board_internal.h"
+#include "apps/common/app.h"
+#include "apps/common/auth.h"
+#include "core/respond.h"
+
+/* columns: 0 id, then the four of board_profile_json() */
+static pg_statement_t stmt_profile = {
+    "board_profile",
+    "SELECT u.id, u.username, u.bio, u.image,"
+    " EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = $2 AND f.followee_id = u.id)"
+    " FROM users u WHERE u.username = $1",
+    2, 0};
+/* following yourself is refused by the table's CHECK; the WHERE keeps the
+ * statement from failing so the handler can answer 422 itself */
+static pg_statement_t stmt_follow = {
+    "board_follow",
+    "WITH t AS (SELECT id, username, bio, image FROM users WHERE username = $1),"
+    " ins AS (INSERT INTO follows (follower_id, followee_id) SELECT $2, id FROM t WHERE id <> $2 ON CONFLICT DO NOTHING)"
+    " SELECT id, username, bio, image, true FROM t",
+    2, 0};
+static pg_statement_t stmt_unfollow = {
+    "board_unfollow",
+    "WITH t AS (SELECT id, username, bio, image FROM users WHERE username = $1),"
+    " d AS (DELETE FROM follows f USING t WHERE f.follower_id = $2 AND f.followee_id = t.id)"
+    " SELECT id, username, bio, image, false FROM t",
+    2, 0};
+
+typedef struct profile_state {
+    long long viewer;
+    int changes_follow; /* follow/unfollow: refuse oneself */
+} profile_state_t;
+
+static void on_profile(request_t *rq, const pg_result_t *res)
+{
+    profile_state_t *st = rq->app;
+    if (res->status != PG_OK) {
+        app_fail_db(rq, res);
+        return;
+    }
+    if (PQntuples(res->res) == 0) {
+        respond_error(rq->req, 404, "profile", "not found");
+        return;
+    }
+    if (st->changes_follow && strtoll(PQgetvalue(res->res, 0, 0), NULL, 10) == st->viewer) {
+        respond_error(rq->req, 422, "username", "cannot follow yourself");
+        return;
+    }
+    json_t *doc = json_pack("{s:o}", "profile", board_profile_json(res->res, 0, 1));
+    respond_json(rq->req, 200, doc);
+    json_decref(doc);
+}
+
+/* Runs `stmt` on the :username of the path as seen by `viewer`. */
+static void query_profile(request_t *rq, long long viewer, const pg_statement_t *stmt)
+{
+    profile_state_t *st = app_state(rq, sizeof(*st));
+    const char *name = app_path_text(rq, "username");
+
+    st->viewer = viewer;
+    st->changes_follow = stmt != &stmt_profile;
+    if (name == NULL) {
+        respond_error(rq->req, 404, "profile", "not found");
+        return;
+    }
+    const char *params[2] = {name, app_itoa(rq, viewer)};
+    pg_query(rq->worker->pg, rq, stmt, params, on_profile);
+}
+
+static void get_as(request_t *rq, long long viewer)
+{
+    query_profile(rq, viewer, &stmt_profile);
+}
+
+static void follow_as(request_t *rq, long long viewer)
+{
+    query_profile(rq, viewer, &stmt_follow);
+}
+
+static void unfollow_as(request_t *rq, long long viewer)
+{
+    query_profile(rq, viewer, &stmt_unfollow);
+}
+
+static int get_profile(h2o_req_t *req, request_t *rq)
+{
+    (void)req;
+    auth_optional(rq, get_as);
+    return 0;
+}
+
+static int post_follow(h2o_req_t *req, request_t *rq)
+{
+    (void)req;
+    auth_require(rq, follow_as);
+    return 0;
+}
+
+static int delete_follow(h2o_req_t *req, request_t *rq)
+{
+    (void)req;
+    auth_require(rq, unfollow_as);
+    return 0;
+}
+
+int board_profiles_register(server_t *s, pg_registry_t *reg)
+{
+    if (pg_registry_add(reg, &stmt_profile) != 0 || pg_registry_add(reg, &stmt_follow) != 0 ||
+        pg_registry_add(reg, &stmt_unfollow) != 0)
+        return -1;
+    if (server_add_route(s, ROUTER_GET, "/api/profiles/:username", get_profile) < 0 ||
+        server_add_route(s, ROUTER_POST, "/api/profiles/:username/follow", post_follow) < 0 ||
+        server_add_route(s, ROUTER_DELETE, "/api/profiles/:username/follow", delete_follow) < 0)
+        return -1;
+    return 0;
+}
