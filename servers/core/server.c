@@ -165,8 +165,12 @@ static void *worker_main(void *arg)
     w->tick_armed_at = h2o_now(loop);
     h2o_timeout_link(loop, &w->tick_timeout, &w->tick_entry);
 
-    while (!(w->stopping && (w->connections == 0 || h2o_now(loop) >= w->drain_deadline)))
+    while (!(w->stopping && (w->connections == 0 || h2o_now(loop) >= w->drain_deadline))) {
         h2o_evloop_run(loop, INT32_MAX);
+        /* as h2o's own server does: requests of one pass share an open file,
+         * and the next pass sees changes on disk */
+        h2o_filecache_clear(w->ctx.filecache);
+    }
 
     if (w->server->on_worker_stop != NULL)
         w->server->on_worker_stop(w, w->server->hook_data);
@@ -246,6 +250,7 @@ int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen)
     h2o_config_init(&s->globalconf);
     s->globalconf.server_name = h2o_iovec_init(H2O_STRLIT("sutlab/" SUTLAB_VERSION));
     s->globalconf.max_request_entity_size = 1024 * 1024;
+    s->globalconf.filecache.capacity = 256; /* libh2o's default, 0, opens every file per request */
     /* The request timeout is both the idle keep-alive timeout and the time a
      * client has to send its headers, so close mode keeps the default. */
     if (cfg->keepalive_timeout > 0) {
