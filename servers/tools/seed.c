@@ -25,6 +25,13 @@ static const seed_table_t seed_tables[] = {
     {"store_categories", "id, name", 1, seed_gen_store_categories},
     {"stores", "id, name, phone, address, owner_id, open_status, introduction, category_id", 1, seed_gen_stores},
     {"menus", "id, store_id, name, price, description", 1, seed_gen_menus},
+    {"follows", "follower_id, followee_id, created_at", 1, seed_gen_follows},
+    {"tags", "id, name", 1, seed_gen_tags},
+    {"articles", "id, slug, title, description, body, author_id, favorites_count, created_at, updated_at", 1,
+     seed_gen_articles},
+    {"article_tags", "article_id, tag_id, position", 1, seed_gen_article_tags},
+    {"favorites", "user_id, article_id, created_at", 1, seed_gen_favorites},
+    {"comments", "id, article_id, author_id, body, created_at, updated_at", 1, seed_gen_comments},
 };
 
 #define NTABLES (sizeof(seed_tables) / sizeof(seed_tables[0]))
@@ -197,6 +204,81 @@ static int load_table(PGconn *conn, const seed_table_t *t, seed_ctx_t *ctx, FILE
     return 0;
 }
 
+/* Constraints and indexes of the fixture tables, dropped before the load and
+ * recreated after it in the same transaction (so a failure restores them
+ * with everything else): foreign keys, plain indexes, and primary keys and
+ * unique constraints that no foreign key outside the fixture tables relies
+ * on (sessions -> users keeps users_pkey). Checking a foreign key row by row
+ * during COPY costs ~10 us a row, maintaining a btree in random key order
+ * several more; ADD CONSTRAINT checks all rows in one join and an index built
+ * once sorts instead. Whatever is dropped comes back as it was (NOT VALID
+ * kept; indexes that `sutlab db indexes off` dropped stay dropped). Columns:
+ * drop, create, kind (2 foreign key, 1 index, 0 key), name; dropped by kind
+ * descending and recreated in the reverse order. */
+#define DEFERRED_SQL                                                                                           \
+    "WITH t AS (SELECT to_regclass(n) AS rel FROM unnest($1::text[]) n)"                                       \
+    " SELECT 'ALTER TABLE ' || c.conrelid::regclass || ' DROP CONSTRAINT ' || quote_ident(c.conname),"        \
+    "        'ALTER TABLE ' || c.conrelid::regclass || ' ADD CONSTRAINT ' || quote_ident(c.conname) || ' '"    \
+    "        || pg_get_constraintdef(c.oid), CASE c.contype WHEN 'f' THEN 2 ELSE 0 END,"                       \
+    "        c.conrelid::regclass || '.' || c.conname"                                                         \
+    " FROM pg_constraint c WHERE c.conrelid IN (SELECT rel FROM t) AND (c.contype = 'f'"                       \
+    "   OR (c.contype IN ('p', 'u') AND NOT EXISTS (SELECT 1 FROM pg_constraint r WHERE r.contype = 'f'"       \
+    "        AND r.conindid = c.conindid AND r.conrelid NOT IN (SELECT rel FROM t))))"                         \
+    " UNION ALL"                                                                                               \
+    " SELECT 'DROP INDEX ' || i.indexrelid::regclass, pg_get_indexdef(i.indexrelid), 1,"                      \
+    "        i.indexrelid::regclass::text"                                                                     \
+    " FROM pg_index i WHERE i.indrelid IN (SELECT rel FROM t) AND NOT i.indisprimary"                          \
+    "   AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)"                        \
+    " ORDER BY 3 DESC, 1"
+
+/* Drops what DEFERRED_SQL finds; *saved (PQclear by the caller) holds the
+ * statements that restore it. */
+static int defer_constraints(PGconn *conn, const int *present, PGresult **saved, FILE *progress, char *err,
+                             size_t errlen)
+{
+    char names[2048] = "{";
+    struct timespec start;
+    int n[3] = {0, 0, 0};
+
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (size_t i = 0; i < NTABLES; i++)
+        if (present[i]) /* fixture names: plain identifiers, no quoting needed in the array literal */
+            snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[1] != '\0' ? "," : "",
+                     seed_tables[i].name);
+    snprintf(names + strlen(names), sizeof(names) - strlen(names), "}");
+    const char *params[] = {names};
+    if ((*saved = pgutil_query(conn, DEFERRED_SQL, 1, params, err, errlen)) == NULL)
+        return -1;
+    for (int i = 0; i < PQntuples(*saved); i++) {
+        if (pgutil_exec(conn, PQgetvalue(*saved, i, 0), err, errlen) != 0)
+            return -1;
+        n[atoi(PQgetvalue(*saved, i, 2)) % 3]++;
+    }
+    fprintf(progress, "constraints: %d foreign keys, %d indexes and %d keys dropped for the load (%.1f s)\n", n[2],
+            n[1], n[0], pgutil_elapsed(&start));
+    return 0;
+}
+
+/* Recreates, keys first and foreign keys last, what defer_constraints dropped. */
+static int restore_constraints(PGconn *conn, const PGresult *saved, FILE *progress, char *err, size_t errlen)
+{
+    struct timespec start;
+    char msg[512];
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (int i = PQntuples(saved) - 1; i >= 0; i--) {
+        struct timespec one;
+        clock_gettime(CLOCK_MONOTONIC, &one);
+        if (pgutil_exec(conn, PQgetvalue(saved, i, 1), msg, sizeof(msg)) != 0) {
+            snprintf(err, errlen, "restoring %s: %s", PQgetvalue(saved, i, 3), msg);
+            return -1;
+        }
+        fprintf(progress, "  restored %s (%.1f s)\n", PQgetvalue(saved, i, 3), pgutil_elapsed(&one));
+    }
+    fprintf(progress, "constraints: %d restored (%.1f s)\n", PQntuples(saved), pgutil_elapsed(&start));
+    fflush(progress);
+    return 0;
+}
+
 /* Moves every sequence owned by a column of table past that column's largest
  * value: fixtures carry explicit ids, so the sequences never advanced. */
 static int reset_sequences(PGconn *conn, const char *table, char *err, size_t errlen)
@@ -244,6 +326,7 @@ int seed_run(PGconn *conn, const seed_options_t *opts, FILE *out, FILE *progress
     size_t ntables = 0;
     int nonempty;
     const char *which = NULL;
+    PGresult *saved = NULL;
 
     clock_gettime(CLOCK_MONOTONIC, &start);
     if (opts->size->store_categories > SEED_MAX_STORE_CATEGORIES) {
@@ -260,7 +343,11 @@ int seed_run(PGconn *conn, const seed_options_t *opts, FILE *out, FILE *progress
         return -1;
     fprintf(progress, "password hash: bcrypt cost %d (%.1f s)\n", opts->bcrypt_cost, pgutil_elapsed(&step));
 
-    if (pgutil_exec(conn, "BEGIN", err, errlen) != 0 || pgutil_exec(conn, SEED_LOCK_SQL, err, errlen) != 0)
+    /* For this transaction only: index builds sort in memory, and the joins
+     * that validate the foreign keys hash without spilling (size large:
+     * favorites_pkey over 5,000,000 rows). */
+    if (pgutil_exec(conn, "BEGIN", err, errlen) != 0 || pgutil_exec(conn, SEED_LOCK_SQL, err, errlen) != 0 ||
+        pgutil_exec(conn, "SET LOCAL maintenance_work_mem = '256MB'; SET LOCAL work_mem = '64MB'", err, errlen) != 0)
         goto fail;
     if (find_rows(conn, present, &nonempty, &which, err, errlen) != 0)
         goto fail;
@@ -272,6 +359,8 @@ int seed_run(PGconn *conn, const seed_options_t *opts, FILE *out, FILE *progress
      * sessions or other referencing rows may be left over. */
     if (opts->force && truncate_tables(conn, present, err, errlen) != 0)
         goto fail;
+    if (defer_constraints(conn, present, &saved, progress, err, errlen) != 0)
+        goto fail;
 
     for (size_t i = 0; i < NTABLES; i++) {
         if (!present[i])
@@ -282,6 +371,10 @@ int seed_run(PGconn *conn, const seed_options_t *opts, FILE *out, FILE *progress
             goto fail;
         ntables++;
     }
+    if (restore_constraints(conn, saved, progress, err, errlen) != 0)
+        goto fail;
+    PQclear(saved);
+    saved = NULL;
     if (pgutil_exec(conn, "COMMIT", err, errlen) != 0)
         goto fail;
 
@@ -296,6 +389,7 @@ int seed_run(PGconn *conn, const seed_options_t *opts, FILE *out, FILE *progress
             (unsigned long long)opts->seed, ntables, pgutil_elapsed(&start));
     return 0;
 fail:
+    PQclear(saved);
     pgutil_rollback(conn);
     return -1;
 }

@@ -15,7 +15,7 @@ import unittest
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import fresh_database, psql, rows, scalar  # noqa: E402
+from pgtest import PSQL as PSQL_BIN, fresh_database, psql, rows, scalar  # noqa: E402
 from sutlab_testlib import clean_env, source_root, sutlab_bin  # noqa: E402
 
 with warnings.catch_warnings():
@@ -26,16 +26,48 @@ with warnings.catch_warnings():
         crypt = None
 
 # lab.md, "Fixtures": tiny.
-TINY = {"users": 10, "store_categories": 5, "stores": 50, "menus": 250}
+TINY = {"users": 10, "store_categories": 5, "stores": 50, "menus": 250,
+        "tags": 10, "articles": 50, "favorites": 200, "comments": 50}
+# Fixture tables whose size lab.md leaves open (derived from the seed), and every fixture table.
+DERIVED = ("follows", "article_tags")
+FIXTURE_TABLES = tuple(TINY) + DERIVED
 
-# Every column but the timestamps (now() at seeding time), in id order.
+# Every column but the delivery tables' timestamps (now() at seeding time), in key order. The
+# board tables' timestamps are fixtures too (spread over the two years before 2026).
 DUMPS = {
     "users": "SELECT id, username, email, password_hash, bio, image FROM users ORDER BY id",
     "store_categories": "SELECT id, name FROM store_categories ORDER BY id",
     "stores": "SELECT id, name, phone, address, owner_id, open_status, introduction, category_id"
               " FROM stores ORDER BY id",
     "menus": "SELECT id, store_id, name, price, description FROM menus ORDER BY id",
+    "follows": "SELECT follower_id, followee_id, created_at FROM follows ORDER BY 1, 2",
+    "tags": "SELECT id, name FROM tags ORDER BY id",
+    "articles": "SELECT id, slug, title, description, body, author_id, favorites_count, created_at,"
+                " updated_at FROM articles ORDER BY id",
+    "article_tags": "SELECT article_id, tag_id, position FROM article_tags ORDER BY 1, 2",
+    "favorites": "SELECT user_id, article_id, created_at FROM favorites ORDER BY 1, 2",
+    "comments": "SELECT id, article_id, author_id, body, created_at, updated_at FROM comments ORDER BY id",
 }
+
+# Every foreign key of the board tables: (table, column, referenced table).
+BOARD_FKS = [("follows", "follower_id", "users"), ("follows", "followee_id", "users"),
+             ("articles", "author_id", "users"), ("article_tags", "article_id", "articles"),
+             ("article_tags", "tag_id", "tags"), ("favorites", "user_id", "users"),
+             ("favorites", "article_id", "articles"), ("comments", "article_id", "articles"),
+             ("comments", "author_id", "users")]
+
+# The schema's constraints and indexes, to compare before and after a seed (which drops and
+# recreates them around the load).
+SCHEMA_SQL = ("SELECT conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid) || ' '"
+              " || convalidated FROM pg_constraint WHERE connamespace = 'public'::regnamespace"
+              " UNION ALL SELECT indexname || ' ' || indexdef FROM pg_indexes WHERE schemaname = 'public'"
+              " ORDER BY 1")
+
+
+def slugify(title, article_id):
+    """docs/board-api.md: lower-cased, runs of anything but a-z0-9 -> '-', trimmed, '-<id>'."""
+    s = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    return "%s-%d" % (s or "article", article_id)
 
 IDX_SQL = ("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'"
            " AND indexname LIKE 'idx\\_%' ORDER BY indexname")
@@ -248,12 +280,12 @@ class Seed(Case):
 
     def test_non_empty_database_is_refused_and_kept(self):
         url = self.seeded()
-        before = {t: psql(url, "COPY (SELECT * FROM %s ORDER BY id) TO STDOUT" % t) for t in TINY}
+        before = {t: psql(url, "COPY (SELECT * FROM %s ORDER BY 1, 2) TO STDOUT" % t) for t in FIXTURE_TABLES}
         rc, out, err = db("seed", "--db-url", url, "--size", "tiny", "--seed", "2", "--bcrypt-cost", "4")
         self.assertEqual(rc, 1, err)
         self.assertIn("--force", err)
         self.assertIn("not empty", err)
-        after = {t: psql(url, "COPY (SELECT * FROM %s ORDER BY id) TO STDOUT" % t) for t in TINY}
+        after = {t: psql(url, "COPY (SELECT * FROM %s ORDER BY 1, 2) TO STDOUT" % t) for t in FIXTURE_TABLES}
         self.assertEqual(before, after)  # timestamps included: nothing was rewritten
 
     def test_force_replaces_everything(self):
@@ -278,11 +310,24 @@ class Seed(Case):
         for table in DUMPS:
             self.assertEqual(dump(a, table), dump(b, table), table)
             self.assertTrue(dump(a, table))
-        self.assertNotEqual(dump(a, "stores"), dump(c, "stores"))
-        self.assertNotEqual(dump(a, "menus"), dump(c, "menus"))
+        for table in ("stores", "menus", "follows", "articles", "article_tags", "favorites", "comments"):
+            self.assertNotEqual(dump(a, table), dump(c, table), table)
         # Same shape whatever the seed: the counts and ids do not move.
         self.assertEqual(psql(a, "SELECT id, category_id FROM stores ORDER BY id"),
                          psql(c, "SELECT id, category_id FROM stores ORDER BY id"))
+        for table in TINY:
+            self.assertEqual(count(c, table), TINY[table], table)
+
+    def test_board_tables_do_not_depend_on_the_day_of_the_run(self):
+        # Timestamps come from the seed, not now(): a database seeded "later" (another
+        # transaction timestamp, another TimeZone) holds the same instants.
+        a, b = self.migrated(), self.migrated()
+        self.ok("seed", "--db-url", a, "--size", "tiny", "--bcrypt-cost", "4")
+        time.sleep(1.1)
+        self.ok("seed", "--db-url", b, "--size", "tiny", "--bcrypt-cost", "4",
+                env={"PGTZ": "Asia/Seoul"})
+        for table in ("follows", "articles", "favorites", "comments"):
+            self.assertEqual(dump(a, table), dump(b, table), table)
 
     def test_unmigrated_database_is_refused(self):
         url = fresh_database(self)
@@ -292,14 +337,43 @@ class Seed(Case):
 
     def test_a_failure_half_way_leaves_nothing(self):
         url = self.migrated()
-        # Menus load last: a constraint most of them break fails the run after users and stores
-        # were copied, which must all roll back with it.
+        # Menus load after users and stores: a constraint most of them break fails the run after
+        # those were copied, which must all roll back with it (and the dropped keys come back).
         psql(url, "ALTER TABLE menus ADD CONSTRAINT cheap CHECK (price < 5000)")
         rc, out, err = db("seed", "--db-url", url, "--size", "tiny", "--bcrypt-cost", "4")
         self.assertEqual(rc, 1, err)
         self.assertRegex(err, r"menus: .*cheap")
-        for table in TINY:
+        for table in FIXTURE_TABLES:
             self.assertEqual(count(url, table), 0, table)
+
+    def test_keys_and_indexes_are_the_same_after_seeding(self):
+        url = self.migrated()
+        before = psql(url, SCHEMA_SQL)
+        self.assertIn("favorites_pkey", before)
+        self.assertIn("idx_favorites_article_id", before)
+        out, err = self.ok("seed", "--db-url", url, "--size", "tiny", "--bcrypt-cost", "4")
+        self.assertRegex(err, r"(?m)^constraints: \d+ foreign keys, \d+ indexes and \d+ keys dropped")
+        self.assertRegex(err, r"(?m)^constraints: \d+ restored \(\d+\.\d s\)$")
+        self.assertEqual(psql(url, SCHEMA_SQL), before)
+        # Checked, not just declared: a row breaking a restored foreign key is refused.
+        rc = subprocess.run([PSQL_BIN, "-X", "-q", "-d", url, "-c",
+                             "INSERT INTO favorites (user_id, article_id) VALUES (1, 999999)"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.assertNotEqual(rc.returncode, 0)
+        self.assertIn("favorites_article_id_fkey", rc.stderr)
+
+    def test_a_failure_while_restoring_leaves_nothing(self):
+        url = self.migrated()
+        # A plain unique index the fixtures break: dropped for the load, its rebuild fails.
+        psql(url, "CREATE UNIQUE INDEX one_comment_each ON comments (author_id)")
+        before = psql(url, SCHEMA_SQL)
+        rc, out, err = db("seed", "--db-url", url, "--size", "tiny", "--bcrypt-cost", "4")
+        self.assertEqual(rc, 1, err)
+        last = err.strip().splitlines()[-1]
+        self.assertRegex(last, r"^sutlab db seed: restoring one_comment_each: .*duplicate")
+        for table in FIXTURE_TABLES:
+            self.assertEqual(count(url, table), 0, table)
+        self.assertEqual(psql(url, SCHEMA_SQL), before)
 
 
 class Indexes(Case):
@@ -361,8 +435,112 @@ class Indexes(Case):
         url = self.migrated()
         self.ok("indexes", "off", "--db-url", url)
         self.ok("seed", "--db-url", url, "--size", "tiny", "--bcrypt-cost", "4")
+        self.assertEqual(rows(url, IDX_SQL), [])  # still off: the seed restores only what it dropped
         self.ok("indexes", "on", "--db-url", url)
         self.assertEqual(scalar(url, "SELECT count(*) FROM stores WHERE category_id = 2"), "10")
+        self.assertEqual(scalar(url, "SELECT to_regclass('idx_favorites_article_id') IS NOT NULL"), "t")
+
+
+class Board(Case):
+    """The board app's fixtures (migration 002)."""
+
+    def assertNone(self, url, sql, what):
+        bad = psql(url, sql)
+        self.assertEqual(bad, "", "%s: %s" % (what, bad[:500]))
+
+    def check_board(self, url, size):
+        """Invariants that hold at every size."""
+        # favorites: unique pairs, and favorites_count is the exact count for every article.
+        self.assertNone(url, "SELECT user_id, article_id FROM favorites GROUP BY 1, 2 HAVING count(*) > 1",
+                        "duplicate favorites")
+        self.assertNone(url, "SELECT a.id, a.favorites_count, count(f.article_id) FROM articles a"
+                             " LEFT JOIN favorites f ON f.article_id = a.id"
+                             " GROUP BY a.id HAVING a.favorites_count <> count(f.article_id)",
+                        "favorites_count differs from the favorites")
+        # Every foreign key resolves.
+        for table, column, ref in BOARD_FKS:
+            self.assertNone(url, "SELECT t.%s FROM %s t LEFT JOIN %s r ON r.id = t.%s WHERE r.id IS NULL"
+                                 % (column, table, ref, column), "%s.%s -> %s" % (table, column, ref))
+        # follows: no self-follows, unique, ~5 each.
+        self.assertNone(url, "SELECT * FROM follows WHERE follower_id = followee_id", "self-follows")
+        self.assertNone(url, "SELECT 1 FROM follows GROUP BY follower_id, followee_id HAVING count(*) > 1",
+                        "duplicate follows")
+        users = count(url, "users")
+        per_user = count(url, "follows") / users
+        self.assertTrue(3 <= per_user <= 7, per_user)
+        # tags: ids 1..T, distinct names.
+        self.assertEqual(scalar(url, "SELECT count(DISTINCT name) || ' ' || min(id) || ' ' || max(id) FROM tags"),
+                         "%d 1 %d" % (size["tags"], size["tags"]))
+        # article_tags: 0-3 distinct tags per article, positions 0..k-1 in order.
+        self.assertNone(url, "SELECT article_id FROM article_tags GROUP BY 1 HAVING count(*) > 3"
+                             " OR min(position) <> 0 OR max(position) <> count(*) - 1"
+                             " OR count(DISTINCT position) <> count(*)", "article_tags positions")
+        # Times: two years before 2026-01-01, updated >= created, comments and favorites after
+        # their article, comment ids in time order.
+        window = "NOT (%s >= '2024-01-01Z' AND %s <= '2026-01-01Z')"
+        for table, cols in (("articles", ("created_at", "updated_at")), ("comments", ("created_at",)),
+                            ("favorites", ("created_at",)), ("follows", ("created_at",))):
+            for col in cols:
+                self.assertNone(url, "SELECT %s FROM %s WHERE %s LIMIT 5" % (col, table, window % (col, col)),
+                                "%s.%s outside the window" % (table, col))
+        self.assertNone(url, "SELECT id FROM articles WHERE updated_at < created_at", "updated before created")
+        self.assertNone(url, "SELECT c.id FROM comments c JOIN articles a ON a.id = c.article_id"
+                             " WHERE c.created_at <= a.created_at LIMIT 5", "comment before its article")
+        self.assertNone(url, "SELECT f.user_id FROM favorites f JOIN articles a ON a.id = f.article_id"
+                             " WHERE f.created_at <= a.created_at LIMIT 5", "favorite before its article")
+        self.assertNone(url, "SELECT id FROM (SELECT id, created_at, lag(created_at) OVER (ORDER BY id) p"
+                             " FROM comments) s WHERE created_at < p LIMIT 5", "comment ids out of time order")
+        self.assertNone(url, "SELECT id FROM (SELECT id, created_at, lag(created_at) OVER (ORDER BY id) p"
+                             " FROM articles) s WHERE created_at <= p LIMIT 5", "article ids out of time order")
+        # Slugs: unique, and exactly the rule of docs/board-api.md.
+        slugs = rows(url, "SELECT id, title, slug FROM articles ORDER BY id")
+        self.assertEqual(len(slugs), size["articles"])
+        self.assertEqual(len({s for _, _, s in slugs}), len(slugs))
+        for aid, title, slug in slugs:
+            self.assertEqual(slug, slugify(title, int(aid)))
+        self.assertNone(url, "SELECT id FROM articles WHERE title = '' OR description = '' OR body = ''"
+                             " OR author_id IS NULL", "empty article fields")
+        self.assertNone(url, "SELECT id FROM comments WHERE body = '' OR updated_at <> created_at",
+                        "comment fields")
+
+    def test_tiny_counts_and_invariants(self):
+        url = self.migrated()
+        out, err = self.ok("seed", "--db-url", url, "--size", "tiny", "--bcrypt-cost", "4")
+        for table, n in TINY.items():
+            self.assertEqual(count(url, table), n, table)
+            self.assertRegex(err, r"(?m)^%s: %d rows \(\d+\.\d s\)$" % (table, n))
+        for table in DERIVED:  # counts the seed chose, stated in the progress output
+            n = count(url, table)
+            self.assertGreater(n, 0, table)
+            self.assertRegex(err, r"(?m)^%s: %d rows \(\d+\.\d s\)$" % (table, n))
+        self.assertLessEqual(count(url, "article_tags"), 3 * TINY["articles"])
+        self.assertIn("seeded size tiny", out)
+        self.check_board(url, TINY)
+        # Sequences past the fixture ids.
+        self.assertEqual(scalar(url, "SELECT nextval('articles_id_seq')"), "51")
+        self.assertEqual(scalar(url, "SELECT nextval('comments_id_seq')"), "51")
+        self.assertEqual(scalar(url, "SELECT nextval('tags_id_seq')"), "11")
+        self.assertEqual(scalar(url, "SELECT reltuples FROM pg_class WHERE relname = 'favorites'"), "200")
+
+    def test_small_counts_invariants_and_skew(self):
+        url = self.migrated()
+        start = time.monotonic()
+        out, err = self.ok("seed", "--db-url", url, "--size", "small", "--bcrypt-cost", "4", timeout=300)
+        elapsed = time.monotonic() - start  # reported, not asserted: the machine may be busy
+        small = {"users": 1000, "articles": 10000, "favorites": 50000, "comments": 20000, "tags": 100}
+        for table, n in small.items():
+            self.assertEqual(count(url, table), n, table)
+        self.check_board(url, small)
+        # Popular articles and quiet ones: not every article alike.
+        self.assertGreater(int(scalar(url, "SELECT max(favorites_count) FROM articles")), 50)
+        self.assertGreater(int(scalar(url, "SELECT count(*) FROM articles WHERE favorites_count = 0")), 0)
+        self.assertGreater(int(scalar(url, "SELECT count(*) FROM articles a WHERE NOT EXISTS"
+                                           " (SELECT 1 FROM comments c WHERE c.article_id = a.id)")), 1000)
+        self.assertGreater(int(scalar(url, "SELECT max(n) FROM (SELECT count(*) n FROM comments"
+                                           " GROUP BY article_id) s")), 20)
+        self.assertGreater(int(scalar(url, "SELECT count(DISTINCT author_id) FROM articles")), 500)
+        self.assertGreater(int(scalar(url, "SELECT count(DISTINCT tag_id) FROM article_tags")), 50)
+        sys.stderr.write("[small seeded in %.1f s] " % elapsed)
 
 
 if __name__ == "__main__":

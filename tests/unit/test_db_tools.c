@@ -1,5 +1,6 @@
 /* The pure parts of `sutlab db`: PRNG, COPY escaping, argument parsing,
- * migration helpers, fixture sizes and the fixture password hash. */
+ * migration helpers, fixture sizes, the fixture password hash and the board
+ * fixtures' helpers (times, slugs, unique pairs, favorite counts). */
 #include <check.h>
 #include <crypt.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include "tools/pgutil.h"
 #include "tools/prng.h"
 #include "tools/seed.h"
+#include "tools/seed_gen.h"
 
 START_TEST(xoshiro_reference_vectors)
 {
@@ -285,6 +287,190 @@ START_TEST(password_hash_is_bcrypt_and_deterministic)
 }
 END_TEST
 
+START_TEST(time_format)
+{
+    char t[SEED_TIME_LEN];
+    ck_assert_uint_eq(seed_format_time(t, 0), SEED_TIME_LEN - 1);
+    ck_assert_str_eq(t, "1970-01-01 00:00:00.000+00");
+    seed_format_time(t, SEED_BOARD_EPOCH_END_MS);
+    ck_assert_str_eq(t, "2026-01-01 00:00:00.000+00");
+    seed_format_time(t, 1709251199999LL);
+    ck_assert_str_eq(t, "2024-02-29 23:59:59.999+00");
+    seed_format_time(t, 951827696007LL);
+    ck_assert_str_eq(t, "2000-02-29 12:34:56.007+00");
+    seed_format_time(t, 946598400000LL);
+    ck_assert_str_eq(t, "1999-12-31 00:00:00.000+00");
+    seed_format_time(t, 4107546123004LL);
+    ck_assert_str_eq(t, "2100-03-01 01:02:03.004+00");
+    seed_format_time(t, -1);
+    ck_assert_str_eq(t, "1969-12-31 23:59:59.999+00");
+}
+END_TEST
+
+static const char *slug(const char *title, uint64_t id)
+{
+    static char buf[128];
+    ck_assert_uint_eq(seed_slugify(buf, sizeof(buf), title, id), strlen(buf));
+    return buf;
+}
+
+START_TEST(slugs_follow_the_board_rule)
+{
+    char small[8];
+    ck_assert_str_eq(slug("Hello, World!", 7), "hello-world-7");
+    ck_assert_str_eq(slug("How to train your dragon", 1), "how-to-train-your-dragon-1");
+    ck_assert_str_eq(slug("  --Foo__Bar--  ", 12), "foo-bar-12");
+    ck_assert_str_eq(slug("Title 2 Go", 100000), "title-2-go-100000");
+    ck_assert_str_eq(slug("C99 & POSIX.1-2008", 3), "c99-posix-1-2008-3");
+    ck_assert_str_eq(slug("\xc3\x84pfel und Birnen", 5), "pfel-und-birnen-5"); /* non-ASCII is not a-z0-9 */
+    ck_assert_str_eq(slug("!!!", 3), "article-3");
+    ck_assert_str_eq(slug("", 18446744073709551615ULL), "article-18446744073709551615");
+    ck_assert_uint_eq(seed_slugify(small, sizeof(small), "abcdef", 1), 0); /* "abcdef-1" needs 9 */
+    ck_assert_uint_eq(seed_slugify(small, sizeof(small), "abcd", 1), 6);
+    ck_assert_str_eq(small, "abcd-1");
+}
+END_TEST
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b != 0) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+START_TEST(coprime_walks_visit_every_residue_once)
+{
+    /* Plain checks in the loops, one assertion after: Check records every
+     * assertion it passes, too slow for ~10^6 of them. */
+    static unsigned char seen[1000];
+    uint64_t bad = 0;
+    prng_t p;
+    prng_seed(&p, 5);
+    for (uint64_t n = 1; n <= 600; n++) {
+        for (int trial = 0; trial < 5; trial++) {
+            uint64_t step = seed_coprime_step(n, prng_next(&p));
+            uint64_t start = prng_below(&p, n);
+            bad += !(step >= 1 && (n <= 2 || step < n)) || gcd64(step, n) != 1;
+            memset(seen, 0, n);
+            for (uint64_t k = 0; k < n; k++) {
+                uint64_t v = (start + k * step) % n;
+                bad += seen[v];
+                seen[v] = 1;
+            }
+        }
+    }
+    ck_assert_uint_eq(bad, 0);
+    /* The fixture sizes' user counts (favorites walk over users). */
+    ck_assert_uint_eq(gcd64(seed_coprime_step(100000, 99999), 100000), 1);
+    ck_assert_uint_eq(gcd64(seed_coprime_step(100000, 12345678), 100000), 1);
+}
+END_TEST
+
+START_TEST(skewed_stays_in_range_and_favours_low)
+{
+    prng_t p;
+    unsigned low = 0;
+    prng_seed(&p, 11);
+    ck_assert_uint_eq(seed_skewed(0, 10), 0);
+    ck_assert_uint_eq(seed_skewed(UINT64_MAX, 10), 9);
+    ck_assert_uint_eq(seed_skewed(UINT64_MAX, 1), 0);
+    unsigned out = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint64_t v = seed_skewed(prng_next(&p), 1000);
+        out += v >= 1000;
+        low += v < 10;
+    }
+    ck_assert_uint_eq(out, 0);
+    /* P(v < 10) = sqrt(10/1000) = 10%: 10,000 expected, 5 sigma ~ 475. */
+    ck_assert(low > 9500 && low < 10500);
+}
+END_TEST
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+START_TEST(tag_names_are_distinct)
+{
+    static char names[2000][64];
+    int bad = 0;
+    for (uint64_t id = 1; id <= 2000; id++) {
+        seed_tag_name(names[id - 1], sizeof(names[0]), id);
+        bad += names[id - 1][0] == '\0';
+    }
+    ck_assert_str_eq(names[0], "postgres");
+    ck_assert_str_eq(names[64], "postgres-2");
+    qsort(names, 2000, sizeof(names[0]), cmp_name);
+    for (int i = 1; i < 2000; i++)
+        bad += strcmp(names[i - 1], names[i]) == 0;
+    ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
+START_TEST(article_times_increase_inside_the_two_years)
+{
+    const int64_t start = SEED_BOARD_EPOCH_END_MS - 730LL * 86400 * 1000;
+    for (uint64_t n = 1; n <= 1000000; n *= 10) {
+        int64_t prev = start - 1;
+        uint64_t bad = 0;
+        for (uint64_t id = 1; id <= n && id <= 20000; id++) {
+            int64_t t = seed_board_article_created_ms(42, n, id);
+            bad += t <= prev || t >= SEED_BOARD_EPOCH_END_MS;
+            prev = t;
+        }
+        ck_assert_uint_eq(bad, 0);
+        ck_assert(seed_board_article_created_ms(42, n, n) < SEED_BOARD_EPOCH_END_MS);
+        ck_assert(seed_board_article_created_ms(42, n, n) >= start);
+    }
+    ck_assert(seed_board_article_created_ms(1, 1000, 500) != seed_board_article_created_ms(2, 1000, 500));
+}
+END_TEST
+
+static void check_counts(const seed_size_t *sz, uint64_t seed)
+{
+    uint32_t *a = calloc(sz->articles, sizeof(*a)), *b = calloc(sz->articles, sizeof(*b));
+    uint64_t sum = 0, zero = 0, max = 0, over = 0;
+    ck_assert_int_eq(seed_board_favorite_counts(seed, sz, a), 0);
+    ck_assert_int_eq(seed_board_favorite_counts(seed, sz, b), 0);
+    ck_assert(memcmp(a, b, sz->articles * sizeof(*a)) == 0);
+    for (uint32_t i = 0; i < sz->articles; i++) {
+        over += a[i] > sz->users;
+        sum += a[i];
+        zero += a[i] == 0;
+        max = a[i] > max ? a[i] : max;
+    }
+    ck_assert_uint_eq(over, 0);
+    ck_assert_uint_eq(sum, sz->favorites);
+    if (sz->articles >= 10000) { /* skewed: a popular few, and some with none */
+        ck_assert_uint_gt(max, 20 * sz->favorites / sz->articles);
+        ck_assert_uint_gt(zero, 0);
+    }
+    ck_assert_int_eq(seed_board_favorite_counts(seed + 1, sz, b), 0);
+    ck_assert(memcmp(a, b, sz->articles * sizeof(*a)) != 0);
+    free(a);
+    free(b);
+}
+
+START_TEST(favorite_counts_are_exact_and_deterministic)
+{
+    check_counts(seed_size_lookup("tiny"), 1);
+    check_counts(seed_size_lookup("small"), 7);
+    check_counts(seed_size_lookup("medium"), 1);
+    /* Every pair taken: each article liked by every user. */
+    seed_size_t full = {"full", 3, 4, 12, 0, 1, 1, 1, 1};
+    uint32_t c[4];
+    ck_assert_int_eq(seed_board_favorite_counts(9, &full, c), 0);
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_eq(c[i], 3);
+    full.favorites = 13; /* more than users x articles distinct pairs */
+    ck_assert_int_eq(seed_board_favorite_counts(9, &full, c), -1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("db-tools");
@@ -308,6 +494,15 @@ int main(void)
     tcase_add_test(args, sizes_match_lab_md);
     tcase_add_test(args, password_hash_is_bcrypt_and_deterministic);
     suite_add_tcase(s, args);
+    TCase *board = tcase_create("board");
+    tcase_add_test(board, time_format);
+    tcase_add_test(board, slugs_follow_the_board_rule);
+    tcase_add_test(board, coprime_walks_visit_every_residue_once);
+    tcase_add_test(board, skewed_stays_in_range_and_favours_low);
+    tcase_add_test(board, tag_names_are_distinct);
+    tcase_add_test(board, article_times_increase_inside_the_two_years);
+    tcase_add_test(board, favorite_counts_are_exact_and_deterministic);
+    suite_add_tcase(s, board);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
