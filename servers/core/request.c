@@ -191,7 +191,7 @@ static void on_log_access(h2o_logger_t *self, h2o_req_t *req)
     uint64_t duration_ns = rq != NULL ? request_now_ns() - rq->started_ns : 0;
     (void)self;
 
-    metrics_observe_request(&server->metrics, worker->index, route,
+    metrics_observe_request(&server->metrics, worker->index, server->route_metric[route],
                             router_method_from_name(req->input.method.base, req->input.method.len), req->res.status,
                             duration_ns);
     if (server->log.mode != CONFIG_LOG_OFF)

@@ -29,6 +29,15 @@ typedef struct dispatch_handler {
 
 /* --- request dispatch ----------------------------------------------------- */
 
+static int has_encoded_slash(h2o_req_t *req)
+{
+    size_t len = req->query_at != SIZE_MAX ? req->query_at : req->path.len;
+    for (size_t i = 0; i + 2 < len; i++)
+        if (req->path.base[i] == '%' && req->path.base[i + 1] == '2' && (req->path.base[i + 2] | 0x20) == 'f')
+            return 1;
+    return 0;
+}
+
 static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
 {
     dispatch_handler_t *self = (dispatch_handler_t *)_self;
@@ -41,6 +50,11 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
 
     if (s->cfg->gzip)
         compress_fix_accept_encoding(req);
+    /* libh2o decodes %2F into '/' before routing sees the path, which would
+     * let /api/articles/x%2Fcomments reach /api/articles/:slug/comments:
+     * such paths match no app route */
+    if (has_encoded_slash(req))
+        goto NotAnAppRoute;
     switch (router_match(&s->router, method, req->path_normalized.base, req->path_normalized.len, &match)) {
     case ROUTER_FOUND:
         if (self->metrics_only && strcmp(match.route->template, "/metrics") != 0)
@@ -60,6 +74,7 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
     case ROUTER_NOT_FOUND:
         break;
     }
+NotAnAppRoute:
     /* not an app route: libh2o's file handler comes next */
     request_attach(req, worker, s->route_static);
     return -1;
@@ -319,20 +334,31 @@ static int configure_paths(server_t *s, char *err, size_t errlen)
     return 0;
 }
 
+/* Metrics are per route template: routes that share one (GET and POST
+ * /stores) share its series. route_metric maps a route id to its series. */
 static int setup_metrics(server_t *s)
 {
-    size_t n = s->router.nroutes;
+    size_t n = s->router.nroutes, k = 0;
     s->route_names = calloc(n + 2, sizeof(char *));
-    if (s->route_names == NULL)
+    s->route_metric = calloc(n + 2, sizeof(unsigned));
+    if (s->route_names == NULL || s->route_metric == NULL)
         return -1;
-    for (size_t i = 0; i < n; i++)
-        s->route_names[i] = s->router.routes[i].template;
+    for (size_t i = 0; i < n; i++) {
+        size_t j;
+        for (j = 0; j < k && strcmp(s->route_names[j], s->router.routes[i].template) != 0; j++)
+            ;
+        if (j == k)
+            s->route_names[k++] = s->router.routes[i].template;
+        s->route_metric[i] = (unsigned)j;
+    }
     s->route_static = (unsigned)n;
-    s->route_names[n] = "static";
+    s->route_metric[n] = (unsigned)k;
+    s->route_names[k] = "static";
     s->route_unmatched = (unsigned)n + 1;
-    s->route_names[n + 1] = "unmatched";
+    s->route_metric[n + 1] = (unsigned)k + 1;
+    s->route_names[k + 1] = "unmatched";
     config_format_flags(s->cfg, s->flags_text, sizeof(s->flags_text));
-    return metrics_init(&s->metrics, s->route_names, n + 2, s->query_names, s->nqueries, (size_t)s->cfg->workers,
+    return metrics_init(&s->metrics, s->route_names, k + 2, s->query_names, s->nqueries, (size_t)s->cfg->workers,
                         SUTLAB_VERSION, s->flags_text);
 }
 
@@ -439,7 +465,9 @@ void server_dispose(server_t *s)
         for (int i = 0; i < s->cfg->workers; i++)
             log_writer_dispose(&s->workers[i].log);
     free(s->route_names);
+    free(s->route_metric);
     s->route_names = NULL;
+    s->route_metric = NULL;
     metrics_dispose(&s->metrics);
     log_sink_close(&s->log);
 }

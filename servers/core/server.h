@@ -66,7 +66,8 @@ struct server {
     router_t router;
     unsigned route_static;    /* metrics route id of files served from --docroot */
     unsigned route_unmatched; /* metrics route id of 404s and pre-routing errors */
-    const char **route_names;
+    const char **route_names; /* one per route template, then "static", "unmatched" */
+    unsigned *route_metric;   /* route id -> index in route_names */
     const char *const *query_names; /* set by the data layer before server_run */
     size_t nqueries;
     metrics_t metrics;

@@ -21,12 +21,14 @@ typedef enum cache_state {
     CACHE_UP,
 } cache_state_t;
 
-/* One outstanding HGET. Freed by the reply callback (hiredis calls it
- * exactly once, with NULL on disconnect), even after a timeout answered it. */
+/* One outstanding HGET or DEL. Freed by the reply callback (hiredis calls
+ * it exactly once, with NULL on disconnect), even after a timeout answered it. */
 typedef struct cache_op {
     cache_client_t *client;
     request_handle_t *handle;
-    cache_get_fn cb;
+    cache_get_fn cb;        /* HGET */
+    cache_done_fn done;     /* DEL */
+    char *key;              /* DEL: to remember if it fails */
     uint64_t started_ns;
     int answered; /* the timeout already delivered CACHE_ERROR */
     h2o_timeout_entry_t timeout_entry;
@@ -95,6 +97,13 @@ int cache_parse_url(const char *url, char *host, size_t hostlen, int *port, int 
 static uint64_t now_ms(cache_client_t *c)
 {
     return h2o_now(c->loop);
+}
+
+/* Sync mode blocks inside a loop pass, so the loop's cached clock is stale
+ * there: read the real one. */
+static uint64_t real_ms(void)
+{
+    return request_now_ns() / 1000000;
 }
 
 static void count(cache_client_t *c, cache_status_t status)
@@ -272,8 +281,36 @@ static void on_op_timeout(h2o_timeout_entry_t *entry)
     if (c->stalled_since_ms == 0)
         c->stalled_since_ms = now_ms(c);
     op->answered = 1;
-    answer(c, op->handle, op->cb, op->started_ns, CACHE_ERROR, NULL, 0);
+    if (op->done != NULL) { /* a DEL: keep it for later, let the write answer */
+        remember_del(c, op->key);
+        if (op->handle->rq != NULL)
+            op->done(op->handle->rq);
+        request_release(op->handle);
+    } else {
+        answer(c, op->handle, op->cb, op->started_ns, CACHE_ERROR, NULL, 0);
+    }
     op->handle = NULL;
+}
+
+static void on_del_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    cache_op_t *op = privdata;
+    cache_client_t *c = op->client;
+    redisReply *reply = r;
+    (void)ac;
+
+    if (reply != NULL)
+        c->stalled_since_ms = 0;
+    if (reply == NULL || reply->type == REDIS_REPLY_ERROR)
+        remember_del(c, op->key);
+    if (!op->answered) {
+        h2o_timeout_unlink(&op->timeout_entry);
+        if (op->handle->rq != NULL)
+            op->done(op->handle->rq);
+        request_release(op->handle);
+    }
+    free(op->key);
+    free(op);
 }
 
 static void on_hget_reply(redisAsyncContext *ac, void *r, void *privdata)
@@ -299,35 +336,46 @@ static void on_hget_reply(redisAsyncContext *ac, void *r, void *privdata)
 
 /* --- sync mode ------------------------------------------------------------- */
 
+static void sync_drop(cache_client_t *c, uint64_t retry_in_ms)
+{
+    if (c->rc != NULL)
+        redisFree(c->rc);
+    c->rc = NULL;
+    c->rc_retry_at_ms = real_ms() + retry_in_ms;
+}
+
 static redisContext *sync_context(cache_client_t *c)
 {
-    uint64_t now = now_ms(c);
     struct timeval tv = {c->settings.timeout_ms / 1000, (c->settings.timeout_ms % 1000) * 1000};
+    redisReply *r;
 
     if (c->rc != NULL)
         return c->rc;
-    if (now < c->rc_retry_at_ms)
+    if (real_ms() < c->rc_retry_at_ms)
         return NULL;
     c->rc = redisConnectWithTimeout(c->host, c->port, tv);
     if (c->rc == NULL || c->rc->err || redisSetTimeout(c->rc, tv) != REDIS_OK) {
-        if (c->rc != NULL)
-            redisFree(c->rc);
-        c->rc = NULL;
-        c->rc_retry_at_ms = now + CACHE_BACKOFF_MAX_MS / 2;
+        sync_drop(c, CACHE_BACKOFF_MAX_MS / 2);
         return NULL;
     }
     if (c->db != 0) {
-        redisReply *r = redisCommand(c->rc, "SELECT %d", c->db);
-        if (r != NULL)
-            freeReplyObject(r);
+        if ((r = redisCommand(c->rc, "SELECT %d", c->db)) == NULL || r->type == REDIS_REPLY_ERROR) {
+            if (r != NULL)
+                freeReplyObject(r);
+            sync_drop(c, CACHE_BACKOFF_MAX_MS / 2);
+            return NULL;
+        }
+        freeReplyObject(r);
     }
-    for (size_t i = 0; i < c->npending_dels; i++) {
-        redisReply *r = redisCommand(c->rc, "DEL %s", c->pending_dels[i]);
-        if (r != NULL)
-            freeReplyObject(r);
-        free(c->pending_dels[i]);
+    /* repeat lost invalidations before anything is read; keep what fails */
+    while (c->npending_dels > 0) {
+        if ((r = redisCommand(c->rc, "DEL %s", c->pending_dels[c->npending_dels - 1])) == NULL) {
+            sync_drop(c, CACHE_BACKOFF_MAX_MS / 2);
+            return NULL;
+        }
+        freeReplyObject(r);
+        free(c->pending_dels[--c->npending_dels]);
     }
-    c->npending_dels = 0;
     return c->rc;
 }
 
@@ -342,11 +390,8 @@ static redisReply *sync_command(cache_client_t *c, const char *fmt, ...)
     va_start(ap, fmt);
     r = redisvCommand(rc, fmt, ap);
     va_end(ap);
-    if (r == NULL) {
-        redisFree(c->rc);
-        c->rc = NULL;
-        c->rc_retry_at_ms = now_ms(c) + CACHE_BACKOFF_MIN_MS;
-    }
+    if (r == NULL)
+        sync_drop(c, CACHE_BACKOFF_MIN_MS);
     return r;
 }
 
@@ -452,7 +497,7 @@ void cache_hset(cache_client_t *c, const char *key, const char *field, const cha
     redisAsyncCommand(c->ac, NULL, NULL, "EXPIRE %s %d NX", key, ttl);
 }
 
-void cache_del(cache_client_t *c, const char *key)
+void cache_invalidate(cache_client_t *c, request_t *rq, const char *key, cache_done_fn done)
 {
     if (c->settings.sync) {
         redisReply *r = sync_command(c, "DEL %s", key);
@@ -460,14 +505,31 @@ void cache_del(cache_client_t *c, const char *key)
             freeReplyObject(r);
         else
             remember_del(c, key);
+        done(rq);
         return;
     }
-    /* Sent even when stalled (it goes out once Redis reads again), and
-     * remembered in case the connection is dropped before that. */
-    if (c->state == CACHE_UP && redisAsyncCommand(c->ac, NULL, NULL, "DEL %s", key) == REDIS_OK &&
-        c->stalled_since_ms == 0)
+    if (c->state != CACHE_UP || c->stalled_since_ms != 0) {
+        remember_del(c, key);
+        done(rq);
         return;
-    remember_del(c, key);
+    }
+    cache_op_t *op = calloc(1, sizeof(*op));
+    if (op == NULL || (op->key = strdup(key)) == NULL)
+        h2o_fatal("out of memory");
+    op->client = c;
+    op->handle = request_hold(rq);
+    op->done = done;
+    op->started_ns = request_now_ns();
+    op->timeout_entry.cb = on_op_timeout;
+    if (redisAsyncCommand(c->ac, on_del_reply, op, "DEL %s", key) != REDIS_OK) {
+        remember_del(c, key);
+        request_release(op->handle);
+        free(op->key);
+        free(op);
+        done(rq);
+        return;
+    }
+    h2o_timeout_link(c->loop, &c->op_timeout, &op->timeout_entry);
 }
 
 int cache_is_up(cache_client_t *c)

@@ -54,8 +54,14 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
  * clock). Fire and forget: a failure only costs a later miss. */
 void cache_hset(cache_client_t *c, const char *key, const char *field, const char *value, size_t len, int ttl);
 
-/* DEL key, retried after an outage (see above). */
-void cache_del(cache_client_t *c, const char *key);
+/* Runs on the worker thread once an invalidation is settled. */
+typedef void (*cache_done_fn)(request_t *rq);
+
+/* DEL key, then done(rq) once Redis acknowledged it — so a write's response
+ * goes out only after no worker can read the old entry any more. If Redis
+ * is down or slow, done runs after --cache-timeout at the latest and the
+ * DEL is kept and repeated once Redis is back. */
+void cache_invalidate(cache_client_t *c, request_t *rq, const char *key, cache_done_fn done);
 
 /* 1 if connected and answering. */
 int cache_is_up(cache_client_t *c);

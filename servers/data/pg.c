@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #define PG_TICK_MS 100
-#define PG_MAX_ATTEMPTS 3 /* sends of an innocent query whose batch keeps failing */
+#define PG_MAX_ATTEMPTS 3 /* an isolated resend can only fail by itself; this is a safety net */
 #define PG_BACKOFF_MIN_MS 100
 #define PG_BACKOFF_MAX_MS 2000
 #define PG_GRACE_MS 1000 /* client timeout = statement_timeout + this */
@@ -117,6 +117,13 @@ static pg_fifo_t fifo_take(pg_fifo_t *f)
 static uint64_t now_ms(pg_pool_t *pool)
 {
     return h2o_now(pool->loop);
+}
+
+/* Sync mode blocks inside a loop pass, where the loop's cached clock is
+ * stale: its back-off reads the real one. */
+static uint64_t real_ms(void)
+{
+    return request_now_ns() / 1000000;
 }
 
 int pg_registry_add(pg_registry_t *reg, pg_statement_t *stmt)
@@ -398,6 +405,33 @@ static int conn_send(pg_conn_t *conn, pg_entry_t *e)
     return 0;
 }
 
+/* Sends e in a batch of its own: whatever it does, no other query can
+ * abort it. Used to resend the innocent queries of a failed batch, so a
+ * burst of failing statements cannot keep failing their neighbours. */
+static void conn_send_isolated(pg_conn_t *conn, pg_entry_t *e)
+{
+    if (conn->batch_open) { /* close the batch this pass opened first */
+        if (PQpipelineSync(conn->pg) != 1) {
+            deliver(conn->pool, e, PG_UNAVAILABLE);
+            conn_fail(conn, "cannot sync");
+            return;
+        }
+        fifo_push(&conn->inflight, marker_new(ENTRY_SYNC, NULL));
+        conn->batch_open = 0;
+    }
+    if (conn_send(conn, e) != 0) {
+        deliver(conn->pool, e, PG_UNAVAILABLE);
+        conn_fail(conn, "send failed");
+        return;
+    }
+    if (PQpipelineSync(conn->pg) != 1) { /* e is in flight: conn_fail answers it */
+        conn_fail(conn, "cannot sync");
+        return;
+    }
+    fifo_push(&conn->inflight, marker_new(ENTRY_SYNC, NULL));
+    conn->batch_open = 0;
+}
+
 static pg_conn_t *pick_ready(pg_pool_t *pool)
 {
     pg_conn_t *best = NULL;
@@ -460,7 +494,8 @@ static void on_sync_timer(h2o_timeout_entry_t *entry)
 
 /* A batch's Sync arrived: its results are final. If one statement failed,
  * the implicit transaction rolled back, so the others never took effect:
- * the guilty one gets its error, the innocent ones are sent again. */
+ * the guilty one gets its error, the others are sent again, each in a batch
+ * of its own (some of them may fail too; then only themselves). */
 static void finish_batch(pg_conn_t *conn)
 {
     pg_pool_t *pool = conn->pool;
@@ -506,8 +541,10 @@ static void finish_batch(pg_conn_t *conn)
                 PQclear(e->result);
                 e->result = NULL;
             }
-            if (conn->state != CONN_READY || conn_send(conn, e) != 0)
+            if (conn->state != CONN_READY)
                 deliver(pool, e, PG_UNAVAILABLE);
+            else
+                conn_send_isolated(conn, e);
         }
         if (conn->state != CONN_READY) { /* a callback's query broke the connection */
             fail_all(pool, batch);
@@ -670,7 +707,7 @@ static PGresult *blocking_result(PGconn *pg, int timeout_ms, int *timed_out)
 
 static void query_blocking(pg_pool_t *pool, pg_entry_t *e)
 {
-    uint64_t now = now_ms(pool);
+    uint64_t now = real_ms();
     int timed_out = 0;
 
     if (pool->blocking == NULL) {
@@ -771,9 +808,24 @@ void pg_query(pg_pool_t *pool, request_t *rq, const pg_statement_t *stmt, const 
 int pg_pool_is_up(pg_pool_t *pool)
 {
     if (pool->settings.sync) {
-        if (pool->blocking == NULL && now_ms(pool) >= pool->blocking_retry_at_ms)
+        int timed_out;
+        PGresult *r = NULL;
+        if (pool->blocking == NULL && real_ms() >= pool->blocking_retry_at_ms)
             pool->blocking = blocking_connect(pool);
-        return pool->blocking != NULL && PQstatus(pool->blocking) == CONNECTION_OK;
+        if (pool->blocking == NULL)
+            return 0;
+        /* an idle blocking connection does not notice a server that went
+         * away: ask it something (readiness probes are rare) */
+        if (PQsendQuery(pool->blocking, "SELECT 1") == 1)
+            r = blocking_result(pool->blocking, pool->settings.timeout_ms, &timed_out);
+        int ok = r != NULL && PQresultStatus(r) == PGRES_TUPLES_OK;
+        if (r != NULL)
+            PQclear(r);
+        if (!ok) {
+            PQfinish(pool->blocking);
+            pool->blocking = NULL;
+        }
+        return ok;
     }
     for (size_t i = 0; i < pool->nconns; i++)
         if (pool->conns[i].state == CONN_READY)

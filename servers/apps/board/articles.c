@@ -470,6 +470,12 @@ static void update_as(request_t *rq, long long user)
         json_decref(errors);
         return;
     }
+    /* the spec's UpdateArticle fields are not nullable: null is an error,
+     * absence means "unchanged" */
+    static const char *const fields[] = {"title", "description", "body", "tagList"};
+    for (size_t i = 0; i < 4; i++)
+        if (json_is_null(json_object_get(article, fields[i])))
+            json_object_set_new(errors, fields[i], json_pack("[s]", "can't be null"));
     title = app_string_field(article, "title", LIMIT_TITLE, 0, errors);
     description = app_string_field(article, "description", LIMIT_DESCRIPTION, 0, errors);
     body = app_string_field(article, "body", LIMIT_BODY, 0, errors);

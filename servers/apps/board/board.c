@@ -71,12 +71,15 @@ void board_slug_prefix(const char *title, char out[128])
 {
     size_t n = 0;
     int dash = 0;
-    for (const unsigned char *p = (const unsigned char *)title; *p != '\0' && n < 100; p++) {
+    for (const unsigned char *p = (const unsigned char *)title; *p != '\0'; p++) {
         unsigned char c = *p;
         if (c >= 'A' && c <= 'Z')
             c = (unsigned char)(c - 'A' + 'a');
         if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
-            if (dash && n > 0)
+            size_t need = dash && n > 0 ? 2 : 1;
+            if (n + need > 100) /* at most 100 characters, never ending in '-' */
+                break;
+            if (need == 2)
                 out[n++] = '-';
             out[n++] = (char)c;
             dash = 0;

@@ -189,12 +189,9 @@ const char *app_path_text(request_t *rq, const char *name)
 {
     size_t len;
     const char *v = router_param(&rq->match, name, &len);
-    char *out;
-    long n;
-    if (v == NULL)
+    /* libh2o already percent-decoded the path: decoding again would turn
+     * "%2541" into "A" */
+    if (v == NULL || !app_is_utf8(v, len))
         return NULL;
-    out = h2o_mem_alloc_pool(&rq->req->pool, len + 1);
-    if ((n = query_decode(v, len, 0, out, len + 1)) < 0 || !app_is_utf8(out, (size_t)n))
-        return NULL;
-    return out;
+    return h2o_strdup(&rq->req->pool, v, len).base;
 }

@@ -54,8 +54,8 @@ const char *app_itoa(request_t *rq, long long v);
  * rq NULL if the request went away meanwhile (it must still free arg). */
 void app_offload(request_t *rq, void (*work)(void *arg), void (*done)(request_t *rq, void *arg), void *arg);
 
-/* The path parameter `name`, percent-decoded into the pool; NULL if absent,
- * malformed, or not valid UTF-8. */
+/* The path parameter `name` (libh2o decoded it) copied into the pool; NULL
+ * if absent, or not valid UTF-8 without NUL. */
 const char *app_path_text(request_t *rq, const char *name);
 
 /* 1 if [s, s+len) is valid UTF-8 without NUL. */

@@ -65,20 +65,56 @@ static void set_x_cache(request_t *rq, const char *value)
     h2o_add_header_by_str(&rq->req->pool, &rq->req->res.headers, H2O_STRLIT("x-cache"), 0, NULL, value, strlen(value));
 }
 
-/* The cache key of a category; the field is the address filter ("*" = all). */
+/* The cache key of a category; the field is "all" for the whole listing and
+ * "a:<address>" for an address filter, so no address can name another's. */
 static void category_key(char *buf, size_t len, long long category)
 {
     snprintf(buf, len, "sutlab:stores:category:%lld", category);
 }
 
-/* After a write that changes a listed store, drop its category's listings. */
-static void invalidate_category(request_t *rq, long long category)
+static const char *cache_field(request_t *rq, const char *address)
+{
+    if (address == NULL)
+        return "all";
+    size_t len = strlen(address);
+    char *f = h2o_mem_alloc_pool(&rq->req->pool, len + 3);
+    memcpy(f, "a:", 2);
+    memcpy(f + 2, address, len + 1);
+    return f;
+}
+
+/* A write's response, held until its category's listings are invalidated. */
+typedef struct write_reply {
+    int status;
+    h2o_iovec_t body;
+} write_reply_t;
+
+static void send_write_reply(request_t *rq)
+{
+    write_reply_t *w = rq->app;
+    respond_send(rq->req, w->status, "application/json", w->body.base, w->body.len);
+}
+
+/* After a write that changes a listed store: drop its category's listings,
+ * then answer, so the next read anywhere sees the change. */
+static void reply_after_invalidation(request_t *rq, int status, PGresult *r)
 {
     char key[64];
-    if (rq->worker->cache == NULL)
+    json_t *store = store_json(r, 0);
+    write_reply_t *w = h2o_mem_alloc_pool(&rq->req->pool, sizeof(*w));
+    size_t len = json_dumpb(store, NULL, 0, JSON_COMPACT);
+
+    w->status = status;
+    w->body = h2o_iovec_init(h2o_mem_alloc_pool(&rq->req->pool, len + 1), len);
+    json_dumpb(store, w->body.base, len, JSON_COMPACT);
+    json_decref(store);
+    rq->app = w;
+    if (rq->worker->cache == NULL) {
+        send_write_reply(rq);
         return;
-    category_key(key, sizeof(key), category);
-    cache_del(rq->worker->cache, key);
+    }
+    category_key(key, sizeof(key), col_int(r, 0, 7));
+    cache_invalidate(rq->worker->cache, rq, key, send_write_reply);
 }
 
 /* --- GET /stores/categories ----------------------------------------------- */
@@ -128,7 +164,7 @@ static void on_listing_rows(request_t *rq, const pg_result_t *res)
     json_dumpb(list, body, len, JSON_COMPACT);
     json_decref(list);
     if (st->fill_cache)
-        cache_hset(rq->worker->cache, st->key, st->address != NULL ? st->address : "*", body, len,
+        cache_hset(rq->worker->cache, st->key, cache_field(rq, st->address), body, len,
                    rq->worker->server->cfg->cache_ttl);
     respond_send(rq->req, 200, "application/json", body, len);
 }
@@ -191,7 +227,7 @@ static int get_stores(h2o_req_t *req, request_t *rq)
         return 0;
     }
     category_key(st->key, sizeof(st->key), st->category);
-    cache_hget(rq->worker->cache, rq, st->key, st->address != NULL ? st->address : "*", on_listing_cached);
+    cache_hget(rq->worker->cache, rq, st->key, cache_field(rq, st->address), on_listing_cached);
     return 0;
 }
 
@@ -248,10 +284,7 @@ static void on_created(request_t *rq, const pg_result_t *res)
         app_fail_db(rq, res);
         return;
     }
-    json_t *store = store_json(res->res, 0);
-    invalidate_category(rq, col_int(res->res, 0, 7));
-    respond_json(rq->req, 201, store);
-    json_decref(store);
+    reply_after_invalidation(rq, 201, res->res);
 }
 
 static void create_as(request_t *rq, long long user_id)
@@ -330,10 +363,7 @@ static void on_status_set(request_t *rq, const pg_result_t *res)
         pg_query(rq->worker->pg, rq, &stmt_owner, params, on_owner);
         return;
     }
-    json_t *store = store_json(res->res, 0);
-    invalidate_category(rq, col_int(res->res, 0, 7));
-    respond_json(rq->req, 200, store);
-    json_decref(store);
+    reply_after_invalidation(rq, 200, res->res);
 }
 
 static void set_status_as(request_t *rq, long long user_id, const char *status)

@@ -7,8 +7,9 @@
  * store invalidates its category's cached listings.
  *
  * Cache layout: one Redis hash per category, `sutlab:stores:category:<id>`,
- * with one field per address filter ("*" = all addresses); --cache-ttl
- * starts at the first fill (EXPIRE NX). Invalidation is one DEL.
+ * with one field per address filter ("all" = every address, "a:<address>"
+ * otherwise); --cache-ttl starts at the first fill (EXPIRE NX).
+ * Invalidation is one DEL, acknowledged before the write's response.
  */
 #ifndef SUTLAB_DELIVERY_H
 #define SUTLAB_DELIVERY_H
