@@ -155,22 +155,45 @@ static void replace_error_body(h2o_req_t *req, h2o_ostream_t ***slot)
     *slot = &os->super.next;
 }
 
+/* Writes ns as milliseconds with three decimals ("12.345"). Integer-only:
+ * printf's floating-point path cost ~10% of a cache hit's user time. */
+static char *put_ms(char *p, uint64_t ns)
+{
+    uint64_t us = ns / 1000, ms = us / 1000, frac = us % 1000;
+    char digits[20];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + ms % 10);
+        ms /= 10;
+    } while (ms != 0);
+    while (n > 0)
+        *p++ = digits[--n];
+    *p++ = '.';
+    *p++ = (char)('0' + frac / 100);
+    *p++ = (char)('0' + frac / 10 % 10);
+    *p++ = (char)('0' + frac % 10);
+    return p;
+}
+
 static void on_filter_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
 {
     server_worker_t *worker = server_worker_of(req);
     request_t *rq = request_of(req);
-    char *timing;
-    int n;
+    char *timing, *p;
     (void)self;
 
     if (req->res.status >= 400 && !has_json_body(req))
         replace_error_body(req, &slot);
 
-    timing = h2o_mem_alloc_pool(&req->pool, 96);
-    n = snprintf(timing, 96, "db;dur=%.3f, cache;dur=%.3f, app;dur=%.3f", rq != NULL ? (double)rq->db_ns / 1e6 : 0.0,
-                 rq != NULL ? (double)rq->cache_ns / 1e6 : 0.0,
-                 rq != NULL ? (double)(request_now_ns() - rq->started_ns) / 1e6 : 0.0);
-    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("server-timing"), 0, NULL, timing, (size_t)n);
+    timing = p = h2o_mem_alloc_pool(&req->pool, 96);
+    memcpy(p, "db;dur=", 7);
+    p = put_ms(p + 7, rq != NULL ? rq->db_ns : 0);
+    memcpy(p, ", cache;dur=", 12);
+    p = put_ms(p + 12, rq != NULL ? rq->cache_ns : 0);
+    memcpy(p, ", app;dur=", 10);
+    p = put_ms(p + 10, rq != NULL ? request_now_ns() - rq->started_ns : 0);
+    h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("server-timing"), 0, NULL, timing,
+                          (size_t)(p - timing));
 
     /* close mode, and every response sent while draining, says
      * Connection: close so clients reconnect instead of racing our close */

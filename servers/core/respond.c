@@ -35,7 +35,7 @@ const char *respond_reason(int status)
     }
 }
 
-static void send_pooled(h2o_req_t *req, int status, const char *content_type, h2o_iovec_t body)
+void respond_send_pooled(h2o_req_t *req, int status, const char *content_type, h2o_iovec_t body)
 {
     static h2o_generator_t generator = {NULL, NULL};
     request_t *rq = request_of(req);
@@ -55,7 +55,7 @@ static void send_pooled(h2o_req_t *req, int status, const char *content_type, h2
 
 void respond_send(h2o_req_t *req, int status, const char *content_type, const char *body, size_t len)
 {
-    send_pooled(req, status, content_type, h2o_strdup(&req->pool, body, len));
+    respond_send_pooled(req, status, content_type, h2o_strdup(&req->pool, body, len));
 }
 
 void respond_json(h2o_req_t *req, int status, const json_t *json)
@@ -63,7 +63,7 @@ void respond_json(h2o_req_t *req, int status, const json_t *json)
     size_t len = json_dumpb(json, NULL, 0, JSON_COMPACT);
     char *buf = h2o_mem_alloc_pool(&req->pool, len + 1);
     json_dumpb(json, buf, len, JSON_COMPACT);
-    send_pooled(req, status, "application/json", h2o_iovec_init(buf, len));
+    respond_send_pooled(req, status, "application/json", h2o_iovec_init(buf, len));
 }
 
 size_t respond_format_error(char *buf, size_t len, const char *field, const char *message)
@@ -84,5 +84,5 @@ void respond_error(h2o_req_t *req, int status, const char *field, const char *me
     size_t len = respond_format_error(NULL, 0, field, message);
     char *buf = h2o_mem_alloc_pool(&req->pool, len + 1);
     respond_format_error(buf, len + 1, field, message);
-    send_pooled(req, status, "application/json", h2o_iovec_init(buf, len));
+    respond_send_pooled(req, status, "application/json", h2o_iovec_init(buf, len));
 }

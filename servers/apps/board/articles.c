@@ -122,17 +122,13 @@ typedef struct list_state {
     long long limit, offset;
     const char *tag, *author, *favorited;
     int feed;
-    int pending;       /* queries still out */
-    int failed;        /* one failed and the response went out */
-    long long count;   /* --count-pagination */
-    json_t *articles;  /* the page, built when its rows arrive */
-    int more;          /* without count: a row past the page exists */
+    int pending;      /* queries still out */
+    int failed;       /* one failed and the response went out */
+    long long count;  /* --count-pagination */
+    jsonw_t page;     /* the articles, written when their rows arrive */
+    long long returned;
+    int more;         /* without count: a row past the page exists */
 } list_state_t;
-
-static void release_json(void *p)
-{
-    json_decref(*(json_t **)p);
-}
 
 static void finish_list(request_t *rq)
 {
@@ -143,11 +139,11 @@ static void finish_list(request_t *rq)
     if (rq->worker->server->cfg->count_pagination)
         total = st->count;
     else /* simplePaginate(): exact on the last page, a lower bound before */
-        total = st->offset + (long long)json_array_size(st->articles) + (st->more ? 1 : 0);
-    json_t *doc = json_pack("{s:o,s:I}", "articles", st->articles, "articlesCount", (json_int_t)total);
-    st->articles = NULL;
-    respond_json(rq->req, 200, doc);
-    json_decref(doc);
+        total = st->offset + st->returned + (st->more ? 1 : 0);
+    jsonw_raw(&st->page, H2O_STRLIT("],\"articlesCount\":"));
+    jsonw_int(&st->page, total);
+    jsonw_raw(&st->page, "}", 1);
+    respond_send_pooled(rq->req, 200, "application/json", jsonw_result(&st->page));
 }
 
 static void fail_list(request_t *rq, const pg_result_t *res)
@@ -157,10 +153,6 @@ static void fail_list(request_t *rq, const pg_result_t *res)
     if (st->failed)
         return;
     st->failed = 1;
-    if (st->articles != NULL) {
-        json_decref(st->articles);
-        st->articles = NULL;
-    }
     app_fail_db(rq, res);
 }
 
@@ -176,14 +168,15 @@ static void on_page(request_t *rq, const pg_result_t *res)
         st->more = 1;
         rows = (int)st->limit;
     }
+    st->returned = rows;
     if (!st->failed) {
-        st->articles = json_array();
-        /* the pool holds a reference too, in case the request goes away
-         * before the count arrives */
-        json_t **slot = h2o_mem_alloc_shared(&rq->req->pool, sizeof(*slot), release_json);
-        *slot = json_incref(st->articles);
-        for (int i = 0; i < rows; i++)
-            json_array_append_new(st->articles, board_article_json(res->res, i, 0));
+        jsonw_init(&st->page, &rq->req->pool, 64 + 700 * (size_t)rows);
+        jsonw_raw(&st->page, H2O_STRLIT("{\"articles\":["));
+        for (int i = 0; i < rows; i++) {
+            if (i != 0)
+                jsonw_raw(&st->page, ",", 1);
+            board_write_article(&st->page, res->res, i, 0);
+        }
     }
     finish_list(rq);
 }

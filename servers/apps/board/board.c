@@ -22,22 +22,54 @@ json_t *board_profile_json(PGresult *r, int row, int col)
                      "following", is_true(r, row, col + 3));
 }
 
-json_t *board_article_json(PGresult *r, int row, int with_body)
+static void write_text(jsonw_t *w, PGresult *r, int row, int col)
 {
-    json_t *tags = json_loads(PQgetvalue(r, row, 13), 0, NULL);
-    json_t *a = json_pack("{s:s,s:s,s:s,s:o,s:s,s:s,s:b,s:I,s:o}", "slug", PQgetvalue(r, row, 1), "title",
-                          PQgetvalue(r, row, 2), "description", PQgetvalue(r, row, 3), "tagList",
-                          tags != NULL ? tags : json_array(), "createdAt", PQgetvalue(r, row, 5), "updatedAt",
-                          PQgetvalue(r, row, 6), "favorited", is_true(r, row, 8), "favoritesCount",
-                          (json_int_t)strtoll(PQgetvalue(r, row, 7), NULL, 10), "author",
-                          board_profile_json(r, row, 9));
-    if (a != NULL && with_body)
-        json_object_set_new(a, "body", json_string(PQgetvalue(r, row, 4)));
-    return a;
+    jsonw_str(w, PQgetvalue(r, row, col), (size_t)PQgetlength(r, row, col));
+}
+
+void board_write_article(jsonw_t *w, PGresult *r, int row, int with_body)
+{
+    jsonw_raw(w, H2O_STRLIT("{\"slug\":"));
+    write_text(w, r, row, 1);
+    jsonw_raw(w, H2O_STRLIT(",\"title\":"));
+    write_text(w, r, row, 2);
+    jsonw_raw(w, H2O_STRLIT(",\"description\":"));
+    write_text(w, r, row, 3);
+    if (with_body) {
+        jsonw_raw(w, H2O_STRLIT(",\"body\":"));
+        write_text(w, r, row, 4);
+    }
+    /* PostgreSQL's json_agg already wrote the tag list as JSON */
+    jsonw_raw(w, H2O_STRLIT(",\"tagList\":"));
+    jsonw_raw(w, PQgetvalue(r, row, 13), (size_t)PQgetlength(r, row, 13));
+    jsonw_raw(w, H2O_STRLIT(",\"createdAt\":"));
+    write_text(w, r, row, 5);
+    jsonw_raw(w, H2O_STRLIT(",\"updatedAt\":"));
+    write_text(w, r, row, 6);
+    if (is_true(r, row, 8))
+        jsonw_raw(w, H2O_STRLIT(",\"favorited\":true"));
+    else
+        jsonw_raw(w, H2O_STRLIT(",\"favorited\":false"));
+    jsonw_raw(w, H2O_STRLIT(",\"favoritesCount\":"));
+    jsonw_int_text(w, PQgetvalue(r, row, 7), (size_t)PQgetlength(r, row, 7));
+    jsonw_raw(w, H2O_STRLIT(",\"author\":{\"username\":"));
+    write_text(w, r, row, 9);
+    jsonw_raw(w, H2O_STRLIT(",\"bio\":"));
+    write_text(w, r, row, 10);
+    jsonw_raw(w, H2O_STRLIT(",\"image\":"));
+    if (PQgetisnull(r, row, 11))
+        jsonw_raw(w, H2O_STRLIT("null"));
+    else
+        write_text(w, r, row, 11);
+    if (is_true(r, row, 12))
+        jsonw_raw(w, H2O_STRLIT(",\"following\":true}}"));
+    else
+        jsonw_raw(w, H2O_STRLIT(",\"following\":false}}"));
 }
 
 void board_respond_article(request_t *rq, const pg_result_t *res, int status)
 {
+    jsonw_t w;
     if (res->status != PG_OK) {
         app_fail_db(rq, res);
         return;
@@ -46,9 +78,11 @@ void board_respond_article(request_t *rq, const pg_result_t *res, int status)
         respond_error(rq->req, 404, "article", "not found");
         return;
     }
-    json_t *doc = json_pack("{s:o}", "article", board_article_json(res->res, 0, 1));
-    respond_json(rq->req, status, doc);
-    json_decref(doc);
+    jsonw_init(&w, &rq->req->pool, 1024 + (size_t)PQgetlength(res->res, 0, 4));
+    jsonw_raw(&w, H2O_STRLIT("{\"article\":"));
+    board_write_article(&w, res->res, 0, 1);
+    jsonw_raw(&w, "}", 1);
+    respond_send_pooled(rq->req, status, "application/json", jsonw_result(&w));
 }
 
 static void on_article_200(request_t *rq, const pg_result_t *res)

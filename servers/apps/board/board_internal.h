@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <libpq-fe.h>
 
+#include "core/jsonw.h"
 #include "core/server.h"
 #include "data/pg.h"
 
@@ -33,8 +34,9 @@
  * (image may be NULL; following is a boolean column). */
 json_t *board_profile_json(PGresult *r, int row, int col);
 
-/* An article (BOARD_ARTICLE_SELECT columns); with_body adds "body". */
-json_t *board_article_json(PGresult *r, int row, int with_body);
+/* Writes an article (BOARD_ARTICLE_SELECT columns) as JSON straight from the
+ * row (see core/jsonw.h); with_body adds "body". */
+void board_write_article(jsonw_t *w, PGresult *r, int row, int with_body);
 
 /* Responds 200/201 {"article": ...} from a one-row article result, or 404. */
 void board_respond_article(request_t *rq, const pg_result_t *res, int status);

@@ -6,6 +6,7 @@
 
 #include "apps/common/app.h"
 #include "apps/common/auth.h"
+#include "core/jsonw.h"
 #include "core/query.h"
 #include "core/respond.h"
 #include "data/cache.h"
@@ -51,13 +52,33 @@ static long long col_int(PGresult *r, int row, int col)
     return strtoll(PQgetvalue(r, row, col), NULL, 10);
 }
 
-/* A store row (columns col..col+7 in STORE_COLUMNS order) as make-delivery's JSON. */
-static json_t *store_json(PGresult *r, int row)
+/* The members of a store row (STORE_COLUMNS order) in make-delivery's JSON,
+ * written straight from the row: see core/jsonw.h for why not jansson. */
+static void write_store_members(jsonw_t *w, PGresult *r, int row)
 {
-    return json_pack("{s:I,s:s,s:s,s:s,s:I,s:s,s:s,s:I}", "id", (json_int_t)col_int(r, row, 0), "name",
-                     PQgetvalue(r, row, 1), "phone", PQgetvalue(r, row, 2), "address", PQgetvalue(r, row, 3), "ownerId",
-                     (json_int_t)col_int(r, row, 4), "openStatus", PQgetvalue(r, row, 5), "introduction",
-                     PQgetvalue(r, row, 6), "categoryId", (json_int_t)col_int(r, row, 7));
+    jsonw_raw(w, H2O_STRLIT("\"id\":"));
+    jsonw_int_text(w, PQgetvalue(r, row, 0), (size_t)PQgetlength(r, row, 0));
+    jsonw_raw(w, H2O_STRLIT(",\"name\":"));
+    jsonw_str(w, PQgetvalue(r, row, 1), (size_t)PQgetlength(r, row, 1));
+    jsonw_raw(w, H2O_STRLIT(",\"phone\":"));
+    jsonw_str(w, PQgetvalue(r, row, 2), (size_t)PQgetlength(r, row, 2));
+    jsonw_raw(w, H2O_STRLIT(",\"address\":"));
+    jsonw_str(w, PQgetvalue(r, row, 3), (size_t)PQgetlength(r, row, 3));
+    jsonw_raw(w, H2O_STRLIT(",\"ownerId\":"));
+    jsonw_int_text(w, PQgetvalue(r, row, 4), (size_t)PQgetlength(r, row, 4));
+    jsonw_raw(w, H2O_STRLIT(",\"openStatus\":"));
+    jsonw_str(w, PQgetvalue(r, row, 5), (size_t)PQgetlength(r, row, 5));
+    jsonw_raw(w, H2O_STRLIT(",\"introduction\":"));
+    jsonw_str(w, PQgetvalue(r, row, 6), (size_t)PQgetlength(r, row, 6));
+    jsonw_raw(w, H2O_STRLIT(",\"categoryId\":"));
+    jsonw_int_text(w, PQgetvalue(r, row, 7), (size_t)PQgetlength(r, row, 7));
+}
+
+static void write_store(jsonw_t *w, PGresult *r, int row)
+{
+    jsonw_raw(w, "{", 1);
+    write_store_members(w, r, row);
+    jsonw_raw(w, "}", 1);
 }
 
 static void set_x_cache(request_t *rq, const char *value)
@@ -92,7 +113,7 @@ typedef struct write_reply {
 static void send_write_reply(request_t *rq)
 {
     write_reply_t *w = rq->app;
-    respond_send(rq->req, w->status, "application/json", w->body.base, w->body.len);
+    respond_send_pooled(rq->req, w->status, "application/json", w->body);
 }
 
 /* After a write that changes a listed store: drop its category's listings,
@@ -100,14 +121,13 @@ static void send_write_reply(request_t *rq)
 static void reply_after_invalidation(request_t *rq, int status, PGresult *r)
 {
     char key[64];
-    json_t *store = store_json(r, 0);
     write_reply_t *w = h2o_mem_alloc_pool(&rq->req->pool, sizeof(*w));
-    size_t len = json_dumpb(store, NULL, 0, JSON_COMPACT);
+    jsonw_t out;
 
+    jsonw_init(&out, &rq->req->pool, 512);
+    write_store(&out, r, 0);
     w->status = status;
-    w->body = h2o_iovec_init(h2o_mem_alloc_pool(&rq->req->pool, len + 1), len);
-    json_dumpb(store, w->body.base, len, JSON_COMPACT);
-    json_decref(store);
+    w->body = jsonw_result(&out);
     rq->app = w;
     if (rq->worker->cache == NULL) {
         send_write_reply(rq);
@@ -152,21 +172,25 @@ typedef struct listing_state {
 static void on_listing_rows(request_t *rq, const pg_result_t *res)
 {
     listing_state_t *st = rq->app;
+    jsonw_t w;
     if (res->status != PG_OK) {
         app_fail_db(rq, res);
         return;
     }
-    json_t *list = json_array();
-    for (int i = 0; i < PQntuples(res->res); i++)
-        json_array_append_new(list, store_json(res->res, i));
-    size_t len = json_dumpb(list, NULL, 0, JSON_COMPACT);
-    char *body = h2o_mem_alloc_pool(&rq->req->pool, len + 1);
-    json_dumpb(list, body, len, JSON_COMPACT);
-    json_decref(list);
+    int rows = PQntuples(res->res);
+    jsonw_init(&w, &rq->req->pool, 256 * (size_t)rows + 2);
+    jsonw_raw(&w, "[", 1);
+    for (int i = 0; i < rows; i++) {
+        if (i != 0)
+            jsonw_raw(&w, ",", 1);
+        write_store(&w, res->res, i);
+    }
+    jsonw_raw(&w, "]", 1);
+    h2o_iovec_t body = jsonw_result(&w);
     if (st->fill_cache)
-        cache_hset(rq->worker->cache, st->key, cache_field(rq, st->address), body, len,
+        cache_hset(rq->worker->cache, st->key, cache_field(rq, st->address), body.base, body.len,
                    rq->worker->server->cfg->cache_ttl);
-    respond_send(rq->req, 200, "application/json", body, len);
+    respond_send_pooled(rq->req, 200, "application/json", body);
 }
 
 static void query_listing(request_t *rq)
@@ -235,6 +259,7 @@ static int get_stores(h2o_req_t *req, request_t *rq)
 
 static void on_store(request_t *rq, const pg_result_t *res)
 {
+    jsonw_t w;
     if (res->status != PG_OK) {
         app_fail_db(rq, res);
         return;
@@ -244,17 +269,27 @@ static void on_store(request_t *rq, const pg_result_t *res)
         respond_error(rq->req, 404, "store", "not found");
         return;
     }
-    json_t *store = store_json(r, 0), *menus = json_array();
-    for (int i = 0; i < PQntuples(r); i++) {
+    jsonw_init(&w, &rq->req->pool, 512 + 160 * (size_t)PQntuples(r));
+    jsonw_raw(&w, "{", 1);
+    write_store_members(&w, r, 0);
+    jsonw_raw(&w, H2O_STRLIT(",\"menus\":["));
+    for (int i = 0, n = 0; i < PQntuples(r); i++) {
         if (PQgetisnull(r, i, 8))
             continue; /* a store without menus */
-        json_array_append_new(menus, json_pack("{s:I,s:s,s:I,s:s}", "id", (json_int_t)col_int(r, i, 8), "name",
-                                               PQgetvalue(r, i, 9), "price", (json_int_t)col_int(r, i, 10),
-                                               "description", PQgetvalue(r, i, 11)));
+        if (n++ != 0)
+            jsonw_raw(&w, ",", 1);
+        jsonw_raw(&w, H2O_STRLIT("{\"id\":"));
+        jsonw_int_text(&w, PQgetvalue(r, i, 8), (size_t)PQgetlength(r, i, 8));
+        jsonw_raw(&w, H2O_STRLIT(",\"name\":"));
+        jsonw_str(&w, PQgetvalue(r, i, 9), (size_t)PQgetlength(r, i, 9));
+        jsonw_raw(&w, H2O_STRLIT(",\"price\":"));
+        jsonw_int_text(&w, PQgetvalue(r, i, 10), (size_t)PQgetlength(r, i, 10));
+        jsonw_raw(&w, H2O_STRLIT(",\"description\":"));
+        jsonw_str(&w, PQgetvalue(r, i, 11), (size_t)PQgetlength(r, i, 11));
+        jsonw_raw(&w, "}", 1);
     }
-    json_object_set_new(store, "menus", menus);
-    respond_json(rq->req, 200, store);
-    json_decref(store);
+    jsonw_raw(&w, "]}", 2);
+    respond_send_pooled(rq->req, 200, "application/json", jsonw_result(&w));
 }
 
 static int get_store(h2o_req_t *req, request_t *rq)
