@@ -251,6 +251,15 @@ static int bind_all(server_t *s, char *err, size_t errlen)
 int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen)
 {
     struct stat st;
+    sigset_t sigs;
+
+    /* Before any thread exists (the data layer's offload pool starts before
+     * server_run): every thread inherits this mask, so SIGTERM/SIGINT reach
+     * only the main thread's sigwait and never kill the process outright. */
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
     memset(s, 0, sizeof(*s));
     s->cfg = cfg;
@@ -427,12 +436,12 @@ int server_run(server_t *s)
         return 1;
     }
 
-    /* Signals go to the main thread only, which turns them into messages. */
+    /* Signals (blocked since server_init) go to the main thread only, which
+     * turns them into messages. */
     signal(SIGPIPE, SIG_IGN);
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
     for (int i = 0; i < cfg->workers; i++)
         setup_worker(s, &s->workers[i], (size_t)i);

@@ -79,8 +79,9 @@ struct server {
     void *hook_data;
 };
 
-/* Prepares the server from a validated config (nothing is bound yet).
- * Returns 0, or -1 with a one-line message in err. */
+/* Prepares the server from a validated config (nothing is bound yet) and
+ * blocks SIGTERM/SIGINT in the calling thread, so threads started later
+ * inherit the mask. Returns 0, or -1 with a one-line message in err. */
 int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen);
 
 /* Adds an app route (before server_run). Returns the route id or -1. */

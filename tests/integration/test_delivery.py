@@ -480,7 +480,7 @@ class DeliveryScenarios:
         self.assertEqual(a2[2], a1[2])
         self.assertEqual(media_type(r2[1].get("content-type")), "application/json")
         self.assertEqual(redis_cli(self.env.redis_db, "HGET", key, "all"), r1[2].decode())
-        self.assertEqual(redis_cli(self.env.redis_db, "HGET", key, addr), a1[2].decode())
+        self.assertEqual(redis_cli(self.env.redis_db, "HGET", key, "a:" + addr), a1[2].decode())
         ttl = int(redis_cli(self.env.redis_db, "TTL", key))
         self.assertTrue(0 < ttl <= self.TTL, "TTL %d, --cache-ttl %d" % (ttl, self.TTL))
         # Server-Timing: a HIT touched no database
