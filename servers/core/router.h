@@ -41,6 +41,7 @@ typedef struct router_route {
     const char *template;
     unsigned methods;
     void *handler;
+    const void *data; /* the caller's, for a handler shared by several routes */
     router_segment_t segments[ROUTER_MAX_SEGMENTS];
     size_t nsegments;
 } router_route_t;

@@ -290,7 +290,16 @@ int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen)
 
 int server_add_route(server_t *s, unsigned methods, const char *tmpl, request_handler_fn handler)
 {
-    return router_add(&s->router, methods, tmpl, (void *)handler);
+    return server_add_route_data(s, methods, tmpl, handler, NULL);
+}
+
+int server_add_route_data(server_t *s, unsigned methods, const char *tmpl, request_handler_fn handler,
+                          const void *data)
+{
+    int id = router_add(&s->router, methods, tmpl, (void *)handler);
+    if (id >= 0)
+        s->router.routes[id].data = data;
+    return id;
 }
 
 void server_set_worker_hooks(server_t *s, server_worker_hook_fn start, server_worker_hook_fn stop, void *data)

@@ -87,6 +87,11 @@ int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen);
 /* Adds an app route (before server_run). Returns the route id or -1. */
 int server_add_route(server_t *s, unsigned methods, const char *tmpl, request_handler_fn handler);
 
+/* The same, with data the handler finds in rq->match.route->data (one
+ * handler serving several routes). */
+int server_add_route_data(server_t *s, unsigned methods, const char *tmpl, request_handler_fn handler,
+                          const void *data);
+
 /* Sets the worker hooks (one pair; the data layer's). */
 void server_set_worker_hooks(server_t *s, server_worker_hook_fn start, server_worker_hook_fn stop, void *data);
 

@@ -307,13 +307,6 @@ static void get_as(request_t *rq, long long viewer)
     pg_query(rq->worker->pg, rq, &stmt_by_slug, params, on_article);
 }
 
-static int get_article(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_optional(rq, get_as);
-    return 0;
-}
-
 /* --- writes ------------------------------------------------------------------ */
 
 typedef struct write_state {
@@ -551,41 +544,6 @@ static void unfavorite_as(request_t *rq, long long user)
     change_favorite(rq, user, &stmt_unfavorite);
 }
 
-static int post_article(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, create_as);
-    return 0;
-}
-
-static int put_article(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, update_as);
-    return 0;
-}
-
-static int delete_article(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, delete_as);
-    return 0;
-}
-
-static int post_favorite(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, favorite_as);
-    return 0;
-}
-
-static int delete_favorite(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, unfavorite_as);
-    return 0;
-}
-
 int board_articles_register(server_t *s, pg_registry_t *reg)
 {
     pg_statement_t *stmts[] = {&list_all,      &count_all,      &list_tag,      &count_tag,       &list_author,
@@ -596,13 +554,13 @@ int board_articles_register(server_t *s, pg_registry_t *reg)
         if (pg_registry_add(reg, stmts[i]) != 0)
             return -1;
     if (server_add_route(s, ROUTER_GET, "/api/articles", get_articles) < 0 ||
-        server_add_route(s, ROUTER_POST, "/api/articles", post_article) < 0 ||
+        auth_route(s, ROUTER_POST, "/api/articles", create_as, 1) < 0 ||
         server_add_route(s, ROUTER_GET, "/api/articles/feed", get_feed) < 0 ||
-        server_add_route(s, ROUTER_GET, "/api/articles/:slug", get_article) < 0 ||
-        server_add_route(s, ROUTER_PUT, "/api/articles/:slug", put_article) < 0 ||
-        server_add_route(s, ROUTER_DELETE, "/api/articles/:slug", delete_article) < 0 ||
-        server_add_route(s, ROUTER_POST, "/api/articles/:slug/favorite", post_favorite) < 0 ||
-        server_add_route(s, ROUTER_DELETE, "/api/articles/:slug/favorite", delete_favorite) < 0)
+        auth_route(s, ROUTER_GET, "/api/articles/:slug", get_as, 0) < 0 ||
+        auth_route(s, ROUTER_PUT, "/api/articles/:slug", update_as, 1) < 0 ||
+        auth_route(s, ROUTER_DELETE, "/api/articles/:slug", delete_as, 1) < 0 ||
+        auth_route(s, ROUTER_POST, "/api/articles/:slug/favorite", favorite_as, 1) < 0 ||
+        auth_route(s, ROUTER_DELETE, "/api/articles/:slug/favorite", unfavorite_as, 1) < 0)
         return -1;
     return 0;
 }

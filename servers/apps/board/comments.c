@@ -175,27 +175,6 @@ static void on_tags(request_t *rq, const pg_result_t *res)
     json_decref(doc);
 }
 
-static int get_comments(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_optional(rq, list_as);
-    return 0;
-}
-
-static int post_comment(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, create_as);
-    return 0;
-}
-
-static int delete_comment(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, delete_as);
-    return 0;
-}
-
 static int get_tags(h2o_req_t *req, request_t *rq)
 {
     (void)req;
@@ -209,9 +188,9 @@ int board_comments_register(server_t *s, pg_registry_t *reg)
     for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
         if (pg_registry_add(reg, stmts[i]) != 0)
             return -1;
-    if (server_add_route(s, ROUTER_GET, "/api/articles/:slug/comments", get_comments) < 0 ||
-        server_add_route(s, ROUTER_POST, "/api/articles/:slug/comments", post_comment) < 0 ||
-        server_add_route(s, ROUTER_DELETE, "/api/articles/:slug/comments/:id", delete_comment) < 0 ||
+    if (auth_route(s, ROUTER_GET, "/api/articles/:slug/comments", list_as, 0) < 0 ||
+        auth_route(s, ROUTER_POST, "/api/articles/:slug/comments", create_as, 1) < 0 ||
+        auth_route(s, ROUTER_DELETE, "/api/articles/:slug/comments/:id", delete_as, 1) < 0 ||
         server_add_route(s, ROUTER_GET, "/api/tags", get_tags) < 0)
         return -1;
     return 0;

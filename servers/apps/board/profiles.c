@@ -85,35 +85,14 @@ static void unfollow_as(request_t *rq, long long viewer)
     query_profile(rq, viewer, &stmt_unfollow);
 }
 
-static int get_profile(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_optional(rq, get_as);
-    return 0;
-}
-
-static int post_follow(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, follow_as);
-    return 0;
-}
-
-static int delete_follow(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, unfollow_as);
-    return 0;
-}
-
 int board_profiles_register(server_t *s, pg_registry_t *reg)
 {
     if (pg_registry_add(reg, &stmt_profile) != 0 || pg_registry_add(reg, &stmt_follow) != 0 ||
         pg_registry_add(reg, &stmt_unfollow) != 0)
         return -1;
-    if (server_add_route(s, ROUTER_GET, "/api/profiles/:username", get_profile) < 0 ||
-        server_add_route(s, ROUTER_POST, "/api/profiles/:username/follow", post_follow) < 0 ||
-        server_add_route(s, ROUTER_DELETE, "/api/profiles/:username/follow", delete_follow) < 0)
+    if (auth_route(s, ROUTER_GET, "/api/profiles/:username", get_as, 0) < 0 ||
+        auth_route(s, ROUTER_POST, "/api/profiles/:username/follow", follow_as, 1) < 0 ||
+        auth_route(s, ROUTER_DELETE, "/api/profiles/:username/follow", unfollow_as, 1) < 0)
         return -1;
     return 0;
 }

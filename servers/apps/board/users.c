@@ -291,13 +291,6 @@ static void logout_as(request_t *rq, long long user_id)
     pg_query(rq->worker->pg, rq, &stmt_logout, params, on_logged_out);
 }
 
-static int post_logout(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, logout_as);
-    return 0;
-}
-
 /* --- GET /api/user -------------------------------------------------------- */
 
 static void on_user(request_t *rq, const pg_result_t *res)
@@ -317,13 +310,6 @@ static void get_user_as(request_t *rq, long long user_id)
 {
     const char *params[1] = {app_itoa(rq, user_id)};
     pg_query(rq->worker->pg, rq, &stmt_user, params, on_user);
-}
-
-static int get_user(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, get_user_as);
-    return 0;
 }
 
 /* --- PUT /api/user -------------------------------------------------------- */
@@ -432,13 +418,6 @@ static void put_user_as(request_t *rq, long long user_id)
     app_offload(rq, hash_for_update, hashed_for_update, job);
 }
 
-static int put_user(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, put_user_as);
-    return 0;
-}
-
 int board_users_register(server_t *s, pg_registry_t *reg)
 {
     pg_statement_t *stmts[] = {&stmt_register, &stmt_login, &stmt_session, &stmt_logout, &stmt_user, &stmt_update};
@@ -447,9 +426,9 @@ int board_users_register(server_t *s, pg_registry_t *reg)
             return -1;
     if (server_add_route(s, ROUTER_POST, "/api/users", post_users) < 0 ||
         server_add_route(s, ROUTER_POST, "/api/users/login", post_login) < 0 ||
-        server_add_route(s, ROUTER_POST, "/api/users/logout", post_logout) < 0 ||
-        server_add_route(s, ROUTER_GET, "/api/user", get_user) < 0 ||
-        server_add_route(s, ROUTER_PUT, "/api/user", put_user) < 0)
+        auth_route(s, ROUTER_POST, "/api/users/logout", logout_as, 1) < 0 ||
+        auth_route(s, ROUTER_GET, "/api/user", get_user_as, 1) < 0 ||
+        auth_route(s, ROUTER_PUT, "/api/user", put_user_as, 1) < 0)
         return -1;
     return 0;
 }

@@ -140,3 +140,24 @@ int auth_new_token(char token[AUTH_TOKEN_HEX + 1], char hash[2 + 64 + 1])
     memcpy(header + 6, token, AUTH_TOKEN_HEX);
     return auth_token_hash(header, sizeof(header), hash);
 }
+
+/* The route's data is the handler's auth_fn (a function pointer kept in a
+ * void pointer, as POSIX allows). */
+static int on_auth_required(h2o_req_t *req, request_t *rq)
+{
+    (void)req;
+    auth_require(rq, (auth_fn)rq->match.route->data);
+    return 0;
+}
+
+static int on_auth_optional(h2o_req_t *req, request_t *rq)
+{
+    (void)req;
+    auth_optional(rq, (auth_fn)rq->match.route->data);
+    return 0;
+}
+
+int auth_route(server_t *s, unsigned methods, const char *tmpl, auth_fn cb, int required)
+{
+    return server_add_route_data(s, methods, tmpl, required ? on_auth_required : on_auth_optional, (const void *)cb);
+}

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "core/request.h"
+#include "core/server.h"
 #include "data/pg.h"
 
 #define AUTH_TOKEN_HEX 64
@@ -32,6 +33,10 @@ void auth_optional(request_t *rq, auth_fn cb);
 /* Makes a new session token: 64 hex digits from 32 CSPRNG bytes, and the
  * hash to store ("\x<64 hex>"). Returns 0, or -1 if the CSPRNG failed. */
 int auth_new_token(char token[AUTH_TOKEN_HEX + 1], char hash[2 + 64 + 1]);
+
+/* Adds a route whose handler is `cb` behind auth_require (required) or
+ * auth_optional: the common shape of every authenticated endpoint. */
+int auth_route(server_t *s, unsigned methods, const char *tmpl, auth_fn cb, int required);
 
 /* Pure: parses "Token <64 hex>" (the scheme case-insensitive, as RealWorld
  * clients also send "Bearer") and writes the SHA-256 of the decoded bytes as

@@ -358,13 +358,6 @@ static void create_as(request_t *rq, long long user_id)
     json_decref(body);
 }
 
-static int post_store(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, create_as);
-    return 0;
-}
-
 /* --- PATCH /stores/:id/opened|closed -------------------------------------- */
 
 typedef struct status_state {
@@ -429,20 +422,6 @@ static void close_as(request_t *rq, long long user_id)
     set_status_as(rq, user_id, "CLOSED");
 }
 
-static int patch_opened(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, open_as);
-    return 0;
-}
-
-static int patch_closed(h2o_req_t *req, request_t *rq)
-{
-    (void)req;
-    auth_require(rq, close_as);
-    return 0;
-}
-
 /* --- registration ---------------------------------------------------------- */
 
 int delivery_register(server_t *s, pg_registry_t *reg)
@@ -454,10 +433,10 @@ int delivery_register(server_t *s, pg_registry_t *reg)
             return -1;
     if (server_add_route(s, ROUTER_GET, "/stores/categories", get_categories) < 0 ||
         server_add_route(s, ROUTER_GET, "/stores", get_stores) < 0 ||
-        server_add_route(s, ROUTER_POST, "/stores", post_store) < 0 ||
+        auth_route(s, ROUTER_POST, "/stores", create_as, 1) < 0 ||
         server_add_route(s, ROUTER_GET, "/stores/:id", get_store) < 0 ||
-        server_add_route(s, ROUTER_PATCH, "/stores/:id/opened", patch_opened) < 0 ||
-        server_add_route(s, ROUTER_PATCH, "/stores/:id/closed", patch_closed) < 0)
+        auth_route(s, ROUTER_PATCH, "/stores/:id/opened", open_as, 1) < 0 ||
+        auth_route(s, ROUTER_PATCH, "/stores/:id/closed", close_as, 1) < 0)
         return -1;
     return 0;
 }
