@@ -12,6 +12,8 @@
 #include "apps/common/auth.h"
 #include "apps/delivery/delivery.h"
 #include "apps/ops/ops.h"
+#include "apps/rpc/rpc.h"
+#include "apps/work/work.h"
 #include "build_config.h"
 #include "core/config.h"
 #include "core/server.h"
@@ -58,7 +60,8 @@ static int serve_main(int argc, char **argv)
     /* the apps add their routes and statements; then the data layer wires
      * each worker's PostgreSQL pool and Redis client */
     backends_init(&backends, &server);
-    if (ops_register(&server) != 0 || auth_register(&backends.registry) != 0 ||
+    if (ops_register(&server) != 0 || work_register(&server) != 0 || rpc_register(&server) != 0 ||
+        auth_register(&backends.registry) != 0 ||
         delivery_register(&server, &backends.registry) != 0 || board_register(&server, &backends.registry) != 0) {
         fprintf(stderr, "sutlab serve: internal error: a route or statement was rejected\n");
         return 1;

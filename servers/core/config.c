@@ -15,6 +15,8 @@ typedef enum flag_kind {
     FLAG_BOOL,
     FLAG_LOG_MODE,
     FLAG_DB_MODE,
+    FLAG_HANDLER_MODE,
+    FLAG_ON_OFF,    /* a boolean whose value follows (--x on|off), or --no-x */
     FLAG_ADDR,      /* one HOST:PORT, sets a has_ flag */
     FLAG_ADDR_LIST, /* repeatable HOST:PORT */
 } flag_kind_t;
@@ -72,7 +74,18 @@ static const flag_def_t flag_defs[] = {
     {"bcrypt-cost", FLAG_INT, offsetof(config_t, bcrypt_cost), 0, 4, 31, "N", "10",
      "bcrypt cost of password hashes at register/login (Laravel's default is 10)", 1},
     {"offload-threads", FLAG_INT, offsetof(config_t, offload_threads), 0, 0, 256, "N", "0 (= workers)",
-     "threads that run CPU-heavy work (bcrypt) off the event loops in async mode", 1},
+     "threads for CPU-heavy work off the event loops (bcrypt in async mode, /work/cpu with --handler-mode offload)", 1},
+    {"handler-mode", FLAG_HANDLER_MODE, offsetof(config_t, handler_mode), 0, 0, 0, "inline|offload", "offload",
+     "inline: /work/* runs on the event-loop thread, stalling its worker; offload: CPU on the pool, waits on timers",
+     1},
+    {"tls-listen", FLAG_ADDR, offsetof(config_t, tls_listen), offsetof(config_t, has_tls_listen), 0, 0, "HOST:PORT",
+     "off", "HTTPS listener (HTTP/1.1 and HTTP/2 via ALPN); needs --tls-cert and --tls-key", 0},
+    {"tls-cert", FLAG_STRING, offsetof(config_t, tls_cert), 0, 0, 0, "FILE", "none",
+     "PEM certificate (chain) of the HTTPS listener", 0},
+    {"tls-key", FLAG_STRING, offsetof(config_t, tls_key), 0, 0, 0, "FILE", "none",
+     "PEM private key of the HTTPS listener", 0},
+    {"tls-resumption", FLAG_ON_OFF, offsetof(config_t, tls_resumption), 0, 0, 0, "on|off", "on",
+     "TLS session resumption (tickets and a session cache shared by all workers); off: every handshake is full", 1},
     {"drain-timeout", FLAG_INT, offsetof(config_t, drain_timeout), 0, 0, 600, "SECONDS", "5",
      "on SIGTERM/SIGINT, how long to wait for open connections before exiting", 0},
 };
@@ -90,6 +103,11 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 const char *config_db_mode_name(config_db_mode_t mode)
 {
     return mode == CONFIG_DB_SYNC ? "sync" : "async";
+}
+
+const char *config_handler_mode_name(config_handler_mode_t mode)
+{
+    return mode == CONFIG_HANDLER_INLINE ? "inline" : "offload";
 }
 
 const char *config_log_mode_name(config_log_mode_t mode)
@@ -188,6 +206,7 @@ static int apply(config_t *cfg, const flag_def_t *def, const char *value, const 
         *(const char **)(base + def->offset) = value;
         return 0;
     case FLAG_BOOL:
+    case FLAG_ON_OFF:
         if (parse_bool(value, (int *)(base + def->offset)) != 0) {
             set_err(err, errlen, "%s: expected on|off (or 1|0, true|false), got '%s'", origin, value);
             return -1;
@@ -215,6 +234,16 @@ static int apply(config_t *cfg, const flag_def_t *def, const char *value, const 
             *(config_db_mode_t *)(base + def->offset) = CONFIG_DB_SYNC;
         else {
             set_err(err, errlen, "%s: expected sync|async, got '%s'", origin, value);
+            return -1;
+        }
+        return 0;
+    case FLAG_HANDLER_MODE:
+        if (strcmp(value, "offload") == 0)
+            *(config_handler_mode_t *)(base + def->offset) = CONFIG_HANDLER_OFFLOAD;
+        else if (strcmp(value, "inline") == 0)
+            *(config_handler_mode_t *)(base + def->offset) = CONFIG_HANDLER_INLINE;
+        else {
+            set_err(err, errlen, "%s: expected inline|offload, got '%s'", origin, value);
             return -1;
         }
         return 0;
@@ -272,6 +301,11 @@ static void set_defaults(config_t *cfg, int ncpus)
     cfg->count_pagination = 0;
     cfg->bcrypt_cost = 10;
     cfg->offload_threads = 0;
+    cfg->handler_mode = CONFIG_HANDLER_OFFLOAD;
+    cfg->has_tls_listen = 0;
+    cfg->tls_cert = NULL;
+    cfg->tls_key = NULL;
+    cfg->tls_resumption = 1;
 }
 
 /* "keepalive-timeout" -> "SUTLAB_KEEPALIVE_TIMEOUT" */
@@ -324,6 +358,21 @@ static int apply_env(config_t *cfg, char **envp, char *err, size_t errlen)
     return 0;
 }
 
+/* The checks no single flag can make. Environment and command line are both
+ * applied by now, so a value from either satisfies them. */
+static int check_combinations(const config_t *cfg, char *err, size_t errlen)
+{
+    if (cfg->has_tls_listen && (cfg->tls_cert == NULL || cfg->tls_key == NULL)) {
+        set_err(err, errlen, "--tls-listen: needs --tls-cert FILE and --tls-key FILE (PEM)");
+        return -1;
+    }
+    if (!cfg->has_tls_listen && (cfg->tls_cert != NULL || cfg->tls_key != NULL)) {
+        set_err(err, errlen, "--tls-cert/--tls-key: given without --tls-listen HOST:PORT");
+        return -1;
+    }
+    return 0;
+}
+
 static const flag_def_t *find_flag(const char *name, size_t len)
 {
     for (size_t i = 0; i < NFLAGS; i++)
@@ -357,7 +406,7 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, char **envp, 
         namelen = eq != NULL ? (size_t)(eq - name) : strlen(name);
         if ((def = find_flag(name, namelen)) == NULL && namelen > 3 && strncmp(name, "no-", 3) == 0) {
             def = find_flag(name + 3, namelen - 3);
-            if (def != NULL && def->kind != FLAG_BOOL)
+            if (def != NULL && def->kind != FLAG_BOOL && def->kind != FLAG_ON_OFF)
                 def = NULL;
             negated = def != NULL;
         }
@@ -368,7 +417,7 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, char **envp, 
 
         char origin[80];
         snprintf(origin, sizeof(origin), "--%s", def->name);
-        if (def->kind == FLAG_BOOL) {
+        if (def->kind == FLAG_BOOL || negated) {
             if (eq != NULL && negated) {
                 set_err(err, errlen, "--no-%s takes no value", def->name);
                 return CONFIG_ERROR;
@@ -387,7 +436,7 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, char **envp, 
         if (def->kind == FLAG_ADDR_LIST)
             listen_from_cli = 1;
     }
-    return CONFIG_OK;
+    return check_combinations(cfg, err, errlen) == 0 ? CONFIG_OK : CONFIG_ERROR;
 }
 
 void config_print_help(FILE *out, int ncpus)
@@ -429,6 +478,7 @@ size_t config_format_flags(const config_t *cfg, char *buf, size_t len)
             snprintf(value, sizeof(value), "%d", *(const int *)(base + def->offset));
             break;
         case FLAG_BOOL:
+        case FLAG_ON_OFF:
             snprintf(value, sizeof(value), "%s", *(const int *)(base + def->offset) ? "on" : "off");
             break;
         case FLAG_LOG_MODE:
@@ -436,6 +486,10 @@ size_t config_format_flags(const config_t *cfg, char *buf, size_t len)
             break;
         case FLAG_DB_MODE:
             snprintf(value, sizeof(value), "%s", config_db_mode_name(*(const config_db_mode_t *)(base + def->offset)));
+            break;
+        case FLAG_HANDLER_MODE:
+            snprintf(value, sizeof(value), "%s",
+                     config_handler_mode_name(*(const config_handler_mode_t *)(base + def->offset)));
             break;
         default:
             continue;

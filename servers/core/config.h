@@ -31,6 +31,11 @@ typedef enum config_db_mode {
     CONFIG_DB_SYNC,
 } config_db_mode_t;
 
+typedef enum config_handler_mode {
+    CONFIG_HANDLER_OFFLOAD = 0, /* CPU work on the offload pool, waits on timers */
+    CONFIG_HANDLER_INLINE,      /* everything on the event-loop thread (the spray case) */
+} config_handler_mode_t;
+
 typedef struct config {
     config_addr_t listen[CONFIG_MAX_LISTEN];
     size_t nlisten;
@@ -55,6 +60,12 @@ typedef struct config {
     int count_pagination; /* exact count(*) for articlesCount (Laravel paginate()) */
     int bcrypt_cost;
     int offload_threads; /* 0 = as many as workers */
+    config_handler_mode_t handler_mode; /* how the /work/ endpoints run */
+    config_addr_t tls_listen;
+    int has_tls_listen;
+    const char *tls_cert; /* PEM files; both set whenever has_tls_listen */
+    const char *tls_key;
+    int tls_resumption; /* session tickets and the session cache */
 } config_t;
 
 typedef enum config_result {
@@ -64,7 +75,9 @@ typedef enum config_result {
 } config_result_t;
 
 /* Fills cfg from defaults, then envp (SUTLAB_*), then argv (argv[0] is the
- * subcommand name and is skipped). ncpus is the default for --workers. */
+ * subcommand name and is skipped). ncpus is the default for --workers.
+ * Flags that only make sense together are checked last: --tls-listen needs
+ * --tls-cert and --tls-key, and those two need --tls-listen. */
 config_result_t config_parse(config_t *cfg, int argc, char **argv, char **envp, int ncpus, char *err, size_t errlen);
 
 /* Writes the --help text: every flag, its argument, default and meaning. */
@@ -81,5 +94,6 @@ int config_parse_addr(const char *s, config_addr_t *out);
 
 const char *config_log_mode_name(config_log_mode_t mode);
 const char *config_db_mode_name(config_db_mode_t mode);
+const char *config_handler_mode_name(config_handler_mode_t mode);
 
 #endif

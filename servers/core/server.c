@@ -16,6 +16,7 @@
 #include "build_config.h"
 #include "core/compress.h"
 #include "core/respond.h"
+#include "core/tls.h"
 
 #define TICK_MS 100
 #define DRAIN_IDLE_GRACE_MS 1000
@@ -230,7 +231,7 @@ static int bind_all(server_t *s, char *err, size_t errlen)
     for (int i = 0; i < cfg->workers; i++) {
         server_worker_t *w = &s->workers[i];
         int with_metrics = cfg->has_metrics_listen && i == 0;
-        w->nfds = cfg->nlisten + (with_metrics ? 1 : 0);
+        w->nfds = cfg->nlisten + (cfg->has_tls_listen ? 1 : 0) + (with_metrics ? 1 : 0);
         w->fds = calloc(w->nfds, sizeof(int));
         w->listeners = calloc(w->nfds, sizeof(h2o_socket_t *));
         if (w->fds == NULL || w->listeners == NULL) {
@@ -240,6 +241,9 @@ static int bind_all(server_t *s, char *err, size_t errlen)
         for (size_t j = 0; j < cfg->nlisten; j++)
             if ((w->fds[j] = bind_listener(&cfg->listen[j], cfg->backlog, err, errlen)) == -1)
                 return -1;
+        if (cfg->has_tls_listen &&
+            (w->fds[cfg->nlisten] = bind_listener(&cfg->tls_listen, cfg->backlog, err, errlen)) == -1)
+            return -1;
         if (with_metrics && (w->fds[w->nfds - 1] = bind_listener(&cfg->metrics_listen, cfg->backlog, err, errlen)) == -1)
             return -1;
     }
@@ -267,6 +271,9 @@ int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen)
         snprintf(err, errlen, "--docroot: '%s' is not a directory", cfg->docroot);
         return -1;
     }
+    if (cfg->has_tls_listen &&
+        (s->ssl_ctx = tls_context_create(cfg->tls_cert, cfg->tls_key, cfg->tls_resumption, err, errlen)) == NULL)
+        return -1;
     if (log_sink_open(&s->log, cfg->log, cfg->log_file, err, errlen) != 0)
         return -1;
     router_init(&s->router);
@@ -380,6 +387,16 @@ static int setup_metrics(server_t *s)
                         SUTLAB_VERSION, s->flags_text);
 }
 
+/* The accept context of listening socket i, in bind_all's order. */
+static h2o_accept_ctx_t *listener_accept_ctx(server_t *s, server_worker_t *w, size_t i)
+{
+    if (i < s->cfg->nlisten)
+        return &w->accept_ctx;
+    if (s->cfg->has_tls_listen && i == s->cfg->nlisten)
+        return &w->tls_accept_ctx;
+    return &w->metrics_accept_ctx;
+}
+
 static void setup_worker(server_t *s, server_worker_t *w, size_t index)
 {
     h2o_evloop_t *loop = h2o_evloop_create();
@@ -392,6 +409,8 @@ static void setup_worker(server_t *s, server_worker_t *w, size_t index)
     w->accept_ctx.ctx = &w->ctx;
     w->accept_ctx.hosts = calloc(2, sizeof(h2o_hostconf_t *));
     w->accept_ctx.hosts[0] = s->hostconf;
+    w->tls_accept_ctx = w->accept_ctx;
+    w->tls_accept_ctx.ssl_ctx = s->ssl_ctx;
     w->metrics_accept_ctx.ctx = &w->ctx;
     w->metrics_accept_ctx.hosts = calloc(2, sizeof(h2o_hostconf_t *));
     w->metrics_accept_ctx.hosts[0] = s->metrics_hostconf;
@@ -400,10 +419,10 @@ static void setup_worker(server_t *s, server_worker_t *w, size_t index)
     h2o_timeout_init(loop, &w->tick_timeout, TICK_MS);
     w->tick_entry.cb = on_tick;
     log_writer_init(&w->log, &s->log);
+    delay_set_init(&w->delays, loop);
     for (size_t i = 0; i < w->nfds; i++) {
-        int is_metrics = s->cfg->has_metrics_listen && index == 0 && i == w->nfds - 1;
         w->listeners[i] = h2o_evloop_socket_create(loop, w->fds[i], H2O_SOCKET_FLAG_DONT_READ);
-        w->listeners[i]->data = is_metrics ? &w->metrics_accept_ctx : &w->accept_ctx;
+        w->listeners[i]->data = listener_accept_ctx(s, w, i);
     }
 }
 
@@ -414,6 +433,10 @@ static void print_listening(const server_t *s)
     for (size_t i = 0; i < cfg->nlisten; i++)
         fprintf(stderr, " http://%s:%u", cfg->listen[i].host[0] != '\0' ? cfg->listen[i].host : "0.0.0.0",
                 cfg->listen[i].port);
+    if (cfg->has_tls_listen)
+        fprintf(stderr, " https://%s:%u (TLS resumption %s)",
+                cfg->tls_listen.host[0] != '\0' ? cfg->tls_listen.host : "0.0.0.0", cfg->tls_listen.port,
+                cfg->tls_resumption ? "on" : "off");
     if (cfg->has_metrics_listen)
         fprintf(stderr, " (metrics on %s:%u)", cfg->metrics_listen.host, cfg->metrics_listen.port);
     fprintf(stderr, " with %d worker%s; flags: %s\n", cfg->workers, cfg->workers == 1 ? "" : "s", s->flags_text);
@@ -488,4 +511,7 @@ void server_dispose(server_t *s)
     s->route_metric = NULL;
     metrics_dispose(&s->metrics);
     log_sink_close(&s->log);
+    /* connections a worker still owns hold their own references */
+    tls_context_free(s->ssl_ctx);
+    s->ssl_ctx = NULL;
 }

@@ -1,7 +1,9 @@
 /*
  * server: the process model. One h2o event loop per worker thread, each with
- * its own SO_REUSEPORT listening sockets, h2o_context_t and per-worker state
- * (metrics slots, log buffer), so nothing on the request path takes a lock.
+ * its own SO_REUSEPORT listening sockets (plain HTTP, HTTPS, metrics),
+ * h2o_context_t and per-worker state (metrics slots, log buffer, timers), so
+ * nothing on the request path takes a lock. The one shared object is the TLS
+ * context, which OpenSSL locks itself (see core/tls.h).
  *
  * Life cycle (main thread): server_init() -> apps add routes to
  * server->router -> server_run(), which binds every socket (failing early,
@@ -14,9 +16,11 @@
 #define SUTLAB_SERVER_H
 
 #include <h2o.h>
+#include <openssl/ssl.h>
 #include <pthread.h>
 
 #include "core/config.h"
+#include "core/delay.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/request.h"
@@ -34,8 +38,11 @@ typedef struct server_worker {
     size_t index;
     pthread_t thread;
     h2o_accept_ctx_t accept_ctx;
+    h2o_accept_ctx_t tls_accept_ctx; /* the same hosts, with the shared SSL_CTX */
     h2o_accept_ctx_t metrics_accept_ctx;
-    int *fds; /* listening sockets; fds[nfds - 1] is the metrics one if any */
+    /* listening sockets: one per --listen, then the --tls-listen one if any,
+     * then (worker 0 only) the --metrics-listen one if any */
+    int *fds;
     size_t nfds;
     h2o_socket_t **listeners;
     h2o_multithread_receiver_t control;
@@ -47,6 +54,7 @@ typedef struct server_worker {
     uint64_t tick_armed_at;
     uint64_t drain_deadline;
     log_writer_t log;
+    delay_set_t delays; /* timers of any duration, for the apps */
     /* the data layer's per-worker handles (set by worker hooks; opaque here) */
     struct pg_pool *pg;
     struct cache_client *cache;
@@ -72,6 +80,7 @@ struct server {
     size_t nqueries;
     metrics_t metrics;
     log_sink_t log;
+    SSL_CTX *ssl_ctx; /* --tls-listen's, shared by every worker; NULL without */
     char flags_text[512];
     server_worker_t *workers;
     h2o_multithread_queue_t **queues;
@@ -79,9 +88,10 @@ struct server {
     void *hook_data;
 };
 
-/* Prepares the server from a validated config (nothing is bound yet) and
- * blocks SIGTERM/SIGINT in the calling thread, so threads started later
- * inherit the mask. Returns 0, or -1 with a one-line message in err. */
+/* Prepares the server from a validated config (nothing is bound yet; the
+ * TLS certificate and key are loaded) and blocks SIGTERM/SIGINT in the
+ * calling thread, so threads started later inherit the mask. Returns 0, or
+ * -1 with a one-line message in err. */
 int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen);
 
 /* Adds an app route (before server_run). Returns the route id or -1. */

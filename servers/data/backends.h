@@ -14,7 +14,7 @@ typedef struct backends {
     server_t *server;
     pg_registry_t registry;
     const char *query_names[64];
-    struct offload_pool *offload; /* async mode only */
+    struct offload_pool *offload; /* async db mode or --handler-mode offload */
 } backends_t;
 
 void backends_init(backends_t *b, server_t *s);

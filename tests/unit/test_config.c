@@ -155,6 +155,59 @@ START_TEST(flags_text_lists_what_is_in_force)
 }
 END_TEST
 
+START_TEST(handler_mode_and_tls_flags)
+{
+    config_t cfg;
+    char buf[512];
+    char *a1[] = {"serve"};
+    ck_assert_int_eq(parse(&cfg, NULL, 1, a1), CONFIG_OK);
+    ck_assert_int_eq(cfg.handler_mode, CONFIG_HANDLER_OFFLOAD);
+    ck_assert_int_eq(cfg.has_tls_listen, 0);
+    ck_assert_int_eq(cfg.tls_resumption, 1);
+
+    char *a2[] = {"serve", "--handler-mode", "inline", "--tls-listen", "127.0.0.1:8443", "--tls-cert", "c.pem",
+                  "--tls-key=k.pem", "--tls-resumption", "off"};
+    ck_assert_int_eq(parse(&cfg, NULL, 10, a2), CONFIG_OK);
+    ck_assert_int_eq(cfg.handler_mode, CONFIG_HANDLER_INLINE);
+    ck_assert_int_eq(cfg.has_tls_listen, 1);
+    ck_assert_uint_eq(cfg.tls_listen.port, 8443);
+    ck_assert_str_eq(cfg.tls_cert, "c.pem");
+    ck_assert_str_eq(cfg.tls_key, "k.pem");
+    ck_assert_int_eq(cfg.tls_resumption, 0);
+    config_format_flags(&cfg, buf, sizeof(buf));
+    ck_assert_ptr_nonnull(strstr(buf, "--handler-mode=inline"));
+    ck_assert_ptr_nonnull(strstr(buf, "--tls-resumption=off"));
+    ck_assert_ptr_null(strstr(buf, "pem")); /* paths are left out */
+
+    /* on|off takes its value as the next argument, unlike a plain boolean */
+    char *a3[] = {"serve", "--tls-resumption"};
+    ck_assert_int_eq(parse(&cfg, NULL, 2, a3), CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err, "--tls-resumption"));
+    char *a3b[] = {"serve", "--no-tls-resumption"};
+    ck_assert_int_eq(parse(&cfg, NULL, 2, a3b), CONFIG_OK);
+    ck_assert_int_eq(cfg.tls_resumption, 0);
+    char *a3c[] = {"serve", "--no-handler-mode"};
+    ck_assert_int_eq(parse(&cfg, NULL, 2, a3c), CONFIG_ERROR);
+    char *a4[] = {"serve", "--handler-mode", "both"};
+    ck_assert_int_eq(parse(&cfg, NULL, 3, a4), CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err, "inline|offload"));
+
+    /* the certificate and key come with the listener, from either source */
+    char *a5[] = {"serve", "--tls-listen", ":8443", "--tls-cert", "c.pem"};
+    ck_assert_int_eq(parse(&cfg, NULL, 5, a5), CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err, "--tls-key"));
+    char *a6[] = {"serve", "--tls-key", "k.pem"};
+    ck_assert_int_eq(parse(&cfg, NULL, 3, a6), CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err, "--tls-listen"));
+    char *env[] = {"SUTLAB_TLS_CERT=c.pem", "SUTLAB_TLS_KEY=k.pem", "SUTLAB_HANDLER_MODE=inline", NULL};
+    char *a7[] = {"serve", "--tls-listen", ":8443"};
+    ck_assert_int_eq(parse(&cfg, env, 3, a7), CONFIG_OK);
+    ck_assert_int_eq(cfg.handler_mode, CONFIG_HANDLER_INLINE);
+    char *a8[] = {"serve", "--tls-listen", "off"};
+    ck_assert_int_eq(parse(&cfg, env, 3, a8), CONFIG_ERROR);
+}
+END_TEST
+
 START_TEST(parse_addr_forms)
 {
     config_addr_t a;
@@ -182,6 +235,7 @@ int main(void)
     tcase_add_test(tc, unknown_and_missing);
     tcase_add_test(tc, environment_is_a_fallback);
     tcase_add_test(tc, flags_text_lists_what_is_in_force);
+    tcase_add_test(tc, handler_mode_and_tls_flags);
     tcase_add_test(tc, parse_addr_forms);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

@@ -56,7 +56,8 @@ void app_fail_db(request_t *rq, const pg_result_t *res)
     }
 }
 
-json_t *app_json_body(request_t *rq)
+/* The body parsed with jansson's `flags`, or NULL after a 415 or 400. */
+static json_t *parse_body(request_t *rq, size_t flags)
 {
     h2o_req_t *req = rq->req;
     ssize_t ct = h2o_find_header(&req->headers, H2O_TOKEN_CONTENT_TYPE, -1);
@@ -64,20 +65,34 @@ json_t *app_json_body(request_t *rq)
     json_t *doc;
 
     if (ct != -1) {
+        /* the media type exactly, parameters allowed: "application/jsonx" is not JSON */
         h2o_iovec_t v = req->headers.entries[ct].value;
-        if (!(v.len >= 16 && h2o_lcstris(v.base, 16, H2O_STRLIT("application/json")))) {
+        if (!(v.len >= 16 && h2o_lcstris(v.base, 16, H2O_STRLIT("application/json")) &&
+              (v.len == 16 || v.base[16] == ';' || v.base[16] == ' ' || v.base[16] == '\t'))) {
             respond_error(req, 415, "body", "must be sent as application/json");
             return NULL;
         }
     }
-    doc = json_loadb(req->entity.base != NULL ? req->entity.base : "", req->entity.len, JSON_REJECT_DUPLICATES, &err);
-    if (doc == NULL) {
+    doc = json_loadb(req->entity.base != NULL ? req->entity.base : "", req->entity.len, flags, &err);
+    if (doc == NULL)
         respond_error(req, 400, "body", "is not valid JSON (malformed, invalid UTF-8, duplicate keys or too deep)");
+    return doc;
+}
+
+json_t *app_json_value(request_t *rq)
+{
+    return parse_body(rq, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL);
+}
+
+json_t *app_json_body(request_t *rq)
+{
+    json_t *doc = parse_body(rq, JSON_REJECT_DUPLICATES);
+
+    if (doc == NULL)
         return NULL;
-    }
     if (!json_is_object(doc)) {
         json_decref(doc);
-        respond_error(req, 422, "body", "must be a JSON object");
+        respond_error(rq->req, 422, "body", "must be a JSON object");
         return NULL;
     }
     return doc;
@@ -129,7 +144,7 @@ int app_is_utf8(const char *s, size_t len)
 void app_offload(request_t *rq, void (*work)(void *arg), void (*done)(request_t *rq, void *arg), void *arg)
 {
     server_worker_t *w = rq->worker;
-    if (w->offload_pool == NULL) {
+    if (w->offload_pool == NULL || w->server->cfg->db_mode == CONFIG_DB_SYNC) {
         work(arg);
         done(rq, arg);
         return;

@@ -33,6 +33,11 @@ int app_db_status(const pg_result_t *res);
  * and returning NULL. The caller owns (decrefs) the result. */
 json_t *app_json_body(request_t *rq);
 
+/* The same checks, but any JSON value is accepted (arrays, strings,
+ * numbers, null) and integers too large for 64 bits are read as reals
+ * instead of refused. */
+json_t *app_json_value(request_t *rq);
+
 /* Reads query parameter `name`, decoded into the request pool. Returns 1 if
  * present, 0 if absent; on a malformed value responds 400 and returns -1. */
 int app_query(request_t *rq, const char *name, const char **value, size_t *len);
@@ -50,8 +55,9 @@ int app_reject_invalid(request_t *rq, json_t *errors);
 const char *app_itoa(request_t *rq, long long v);
 
 /* Runs CPU-heavy work: on the offload pool in async mode, inline in sync
- * mode (a sync worker blocks on everything). done runs on the worker; with
- * rq NULL if the request went away meanwhile (it must still free arg). */
+ * mode (a sync worker blocks on everything, even when the pool exists for
+ * --handler-mode offload). done runs on the worker; with rq NULL if the
+ * request went away meanwhile (it must still free arg). */
 void app_offload(request_t *rq, void (*work)(void *arg), void (*done)(request_t *rq, void *arg), void *arg);
 
 /* The path parameter `name` (libh2o decoded it) copied into the pool; NULL

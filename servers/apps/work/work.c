@@ -1,0 +1,167 @@
+#include "apps/work/work.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "apps/common/app.h"
+#include "core/delay.h"
+#include "core/query.h"
+#include "core/respond.h"
+#include "data/offload.h"
+
+#define WORK_MAX_MS 60000
+#define BURN_ROUNDS 4096 /* xorshift rounds between two clock reads: a few microseconds */
+
+typedef struct sleeper {
+    delay_t delay;
+    request_handle_t *handle; /* the request may be gone when the timer fires */
+    int ms;
+} sleeper_t;
+
+/* ?ms=N as an int, or -1 once an error was sent: 400 for a query that cannot
+ * be decoded (as everywhere), 422 for a missing, non-numeric or out-of-range
+ * value. */
+static int read_ms(request_t *rq)
+{
+    const char *value;
+    size_t len;
+    long long ms;
+
+    switch (app_query(rq, "ms", &value, &len)) {
+    case -1:
+        return -1;
+    case 0:
+        respond_error(rq->req, 422, "ms", "is required: an integer from 0 to 60000");
+        return -1;
+    default:
+        break;
+    }
+    if (query_parse_int(value, len, 0, WORK_MAX_MS, &ms) != 0) {
+        respond_error(rq->req, 422, "ms", "must be an integer from 0 to 60000");
+        return -1;
+    }
+    return (int)ms;
+}
+
+static void respond_done(h2o_req_t *req, int ms, config_handler_mode_t mode)
+{
+    char body[64];
+    int len = snprintf(body, sizeof(body), "{\"ms\":%d,\"mode\":\"%s\"}", ms, config_handler_mode_name(mode));
+    respond_send(req, 200, "application/json", body, (size_t)len);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Spins until the calling thread has used ms of CPU. CPU time rather than
+ * wall time: preempted on a shared core, a request still costs its N ms of
+ * CPU, which is what the case is about. */
+static void burn_cpu(int ms)
+{
+    uint64_t until = thread_cpu_ns() + (uint64_t)ms * 1000000u;
+    uint64_t x = 88172645463325252u;
+    volatile uint64_t sink; /* keeps the compiler from dropping the loop */
+
+    while (thread_cpu_ns() < until) {
+        for (int i = 0; i < BURN_ROUNDS; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+        }
+        sink = x;
+    }
+    (void)sink;
+}
+
+/* Blocks the calling thread for ms (the inline sleep: the worker's loop
+ * stops with it). */
+static void sleep_blocking(int ms)
+{
+    struct timespec left = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR)
+        ;
+}
+
+/* --- GET /work/cpu -------------------------------------------------------- */
+
+static void on_burn(void *arg)
+{
+    burn_cpu(*(int *)arg);
+}
+
+static void on_burned(request_t *rq, void *arg)
+{
+    int ms = *(int *)arg;
+    free(arg);
+    if (rq != NULL)
+        respond_done(rq->req, ms, CONFIG_HANDLER_OFFLOAD);
+}
+
+static int on_cpu(h2o_req_t *req, request_t *rq)
+{
+    server_worker_t *w = rq->worker;
+    int ms = read_ms(rq), *arg;
+
+    if (ms < 0)
+        return 0;
+    /* the data layer creates the pool whenever handler mode is offload; the
+     * reply names the mode that actually ran, should that ever be wrong */
+    if (w->server->cfg->handler_mode == CONFIG_HANDLER_INLINE || w->offload_pool == NULL) {
+        burn_cpu(ms);
+        respond_done(req, ms, CONFIG_HANDLER_INLINE);
+        return 0;
+    }
+    if ((arg = malloc(sizeof(*arg))) == NULL)
+        h2o_fatal("out of memory");
+    *arg = ms;
+    offload_run(w->offload_pool, w->offload, rq, on_burn, on_burned, arg);
+    return 0;
+}
+
+/* --- GET /work/sleep ------------------------------------------------------ */
+
+static void on_slept(delay_t *d)
+{
+    sleeper_t *s = H2O_STRUCT_FROM_MEMBER(sleeper_t, delay, d);
+    if (s->handle->rq != NULL)
+        respond_done(s->handle->rq->req, s->ms, CONFIG_HANDLER_OFFLOAD);
+    request_release(s->handle);
+    free(s);
+}
+
+static int on_sleep(h2o_req_t *req, request_t *rq)
+{
+    server_worker_t *w = rq->worker;
+    int ms = read_ms(rq);
+    sleeper_t *s;
+
+    if (ms < 0)
+        return 0;
+    if (w->server->cfg->handler_mode == CONFIG_HANDLER_INLINE) {
+        sleep_blocking(ms);
+        respond_done(req, ms, CONFIG_HANDLER_INLINE);
+        return 0;
+    }
+    /* A request that goes away meanwhile (HTTP/2 reset) keeps its timer
+     * until it fires: at most 60 s of one small allocation. */
+    if ((s = malloc(sizeof(*s))) == NULL)
+        h2o_fatal("out of memory");
+    s->handle = request_hold(rq);
+    s->ms = ms;
+    delay_start(&w->delays, &s->delay, (uint64_t)ms, on_slept);
+    return 0;
+}
+
+int work_register(server_t *s)
+{
+    if (server_add_route(s, ROUTER_GET, "/work/cpu", on_cpu) < 0 ||
+        server_add_route(s, ROUTER_GET, "/work/sleep", on_sleep) < 0)
+        return -1;
+    return 0;
+}
