@@ -11,6 +11,8 @@ LAB_PKGS=(build-essential meson ninja-build pkg-config libh2o-evloop-dev libssl-
           postgresql-15 postgresql-client-15 redis-server curl ca-certificates)
 # shellcheck disable=SC2034  # used by infra/lab
 TEST_PKGS=(python3 wrk nginx-light apache2-utils curl)
+TEST_PKGS+=(python3-locust python3-matplotlib hey)  # loadscripts tests (Locust, plot, hey)
+TEST_PKGS+=(haproxy iproute2 docker-compose nodejs systemd)  # infra tests (+ npm: see infra/lab test)
 
 say()  { printf '%s\n' "$*"; }
 step() { printf '==> %s\n' "$*"; }
