@@ -13,6 +13,7 @@ LAB_PKGS=(build-essential meson ninja-build pkg-config libh2o-evloop-dev libssl-
 TEST_PKGS=(python3 wrk nginx-light apache2-utils curl)
 TEST_PKGS+=(python3-locust python3-matplotlib hey)  # loadscripts tests (Locust, plot, hey)
 TEST_PKGS+=(haproxy iproute2 docker-compose nodejs systemd)  # infra tests (+ npm: see infra/lab test)
+TEST_PKGS+=(clang-14 libclang-rt-14-dev)  # libFuzzer targets (tests/fuzz, build-fuzz)
 
 say()  { printf '%s\n' "$*"; }
 step() { printf '==> %s\n' "$*"; }
