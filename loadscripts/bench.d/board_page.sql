@@ -1,10 +1,10 @@
 -- pgbench script used by loadscripts/bench (suite board): the page query of sutlab's
 -- GET /api/articles?limit=20&offset=K with --count-pagination off (servers/apps/board/articles.c
--- list_all = BOARD_ARTICLE_SELECT("NULL::text") NEWEST_FIRST), $1 = 0 (anonymous),
+-- list_all = PAGE_OF("")), $1 = 0 (anonymous),
 -- $2 = limit + 1 = 21 (off fetches one row past the page to know whether a next page exists),
 -- $3 = K uniform in 0..:maxoffset.
 --   pgbench -n -M prepared -T 5 -c 64 -j 1 -D viewer=0 -D limit=21 -D maxoffset=980 -f board_page.sql URL
 -- The to_char format's colons are written E'...\x3a...' and the second viewer reference is a
 -- literal $1, so that PostgreSQL receives the endpoint's own text (see board_article.sql).
 \set offset random(0, :maxoffset)
-SELECT a.id, a.slug, a.title, a.description, NULL::text, to_char(a.created_at AT TIME ZONE 'UTC', E'YYYY-MM-DD"T"HH24\x3aMI\x3aSS.MS"Z"'), to_char(a.updated_at AT TIME ZONE 'UTC', E'YYYY-MM-DD"T"HH24\x3aMI\x3aSS.MS"Z"'), a.favorites_count, EXISTS (SELECT 1 FROM favorites f WHERE f.user_id = :viewer AND f.article_id = a.id), u.username, u.bio, u.image, EXISTS (SELECT 1 FROM follows fo WHERE fo.follower_id = $1 AND fo.followee_id = u.id), (SELECT coalesce(json_agg(t.name ORDER BY at.position), '[]') FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id) FROM articles a JOIN users u ON u.id = a.author_id  ORDER BY a.created_at DESC, a.id DESC LIMIT :limit OFFSET :offset;
+SELECT a.id, a.slug, a.title, a.description, NULL::text, to_char(a.created_at AT TIME ZONE 'UTC', E'YYYY-MM-DD"T"HH24\x3aMI\x3aSS.MS"Z"'), to_char(a.updated_at AT TIME ZONE 'UTC', E'YYYY-MM-DD"T"HH24\x3aMI\x3aSS.MS"Z"'), a.favorites_count, EXISTS (SELECT 1 FROM favorites f WHERE f.user_id = :viewer AND f.article_id = a.id), u.username, u.bio, u.image, EXISTS (SELECT 1 FROM follows fo WHERE fo.follower_id = $1 AND fo.followee_id = u.id), (SELECT coalesce(json_agg(t.name ORDER BY at.position), '[]') FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id) FROM (SELECT * FROM articles a  ORDER BY a.created_at DESC, a.id DESC LIMIT :limit OFFSET :offset) a JOIN users u ON u.id = a.author_id ORDER BY a.created_at DESC, a.id DESC;

@@ -19,16 +19,19 @@
  * the body column or NULL::text for list items (v2 lists carry no body).
  *   0 id, 1 slug, 2 title, 3 description, 4 body, 5 createdAt, 6 updatedAt,
  *   7 favoritesCount, 8 favorited, 9..11 author username/bio/image,
- *   12 following, 13 tagList (JSON array) */
-#define BOARD_ARTICLE_SELECT(body)                                                                                     \
+ *   12 following, 13 tagList (JSON array)
+ * `from` must provide `a` (articles) and `u` (its author). */
+#define BOARD_ARTICLE_COLUMNS(body)                                                                                    \
     "SELECT a.id, a.slug, a.title, a.description, " body ", " BOARD_TIME("a.created_at") ", " BOARD_TIME(            \
         "a.updated_at") ", a.favorites_count,"                                                                         \
                         " EXISTS (SELECT 1 FROM favorites f WHERE f.user_id = $1 AND f.article_id = a.id),"           \
                         " u.username, u.bio, u.image,"                                                                 \
                         " EXISTS (SELECT 1 FROM follows fo WHERE fo.follower_id = $1 AND fo.followee_id = u.id),"     \
                         " (SELECT coalesce(json_agg(t.name ORDER BY at.position), '[]') FROM article_tags at"         \
-                        " JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id)"                                \
-                        " FROM articles a JOIN users u ON u.id = a.author_id "
+                        " JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id)"
+
+/* One article, filtered by what follows ("WHERE a.slug = $2"). */
+#define BOARD_ARTICLE_SELECT(body) BOARD_ARTICLE_COLUMNS(body) " FROM articles a JOIN users u ON u.id = a.author_id "
 
 /* {"username","bio","image","following"} from four columns starting at col
  * (image may be NULL; following is a boolean column). */
