@@ -1,0 +1,286 @@
+#!/usr/bin/python3
+"""Two workers doing everything at once (issue 8, item 6: the TSan run's main course).
+
+One server with --workers 2, PostgreSQL, the Redis cache, the offload pool (bcrypt) and gzip; for
+a few seconds, parallel clients on keep-alive connections (spread over both workers by
+SO_REUSEPORT) register and log in (bcrypt on the offload threads, completions back through the
+workers' queues), write and read articles, comments and favorites, open/close a store and read
+its cached listing, echo JSON, fetch static files gzipped, and scrape /metrics (which sums every
+worker's counters while they change). Then SIGTERM while the load still runs.
+
+Checked: no 5xx, every answer as documented, the metrics consistent with what was sent, a clean
+exit 0 and — in the ThreadSanitizer build (infra/lab test's build-tsan, TSAN_OPTIONS
+halt_on_error=1) — no race report on stderr (Server.finish fails on one).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import unittest
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pgtest import FreshDatabase, scalar  # noqa: E402
+from sutlab_testlib import (IncompleteResponse, NoResponse, RawConn, Server, build_request, clean_env,  # noqa: E402
+                            parse_metrics, sutlab_bin)
+
+DURATION = float(os.environ.get("SUTLAB_MULTIWORKER_SECONDS", "6"))
+
+
+def redis_url(db):
+    port = os.environ.get("SUTLAB_TEST_REDIS_PORT")
+    if not port:
+        raise unittest.SkipTest("SUTLAB_TEST_REDIS_PORT is not set (run under tests/harness/with-services)")
+    return "redis://127.0.0.1:%s/%d" % (port, db)
+
+
+class Client:
+    """A keep-alive connection that reconnects when the server closes it."""
+
+    def __init__(self, port):
+        self.port = port
+        self.conn = None
+
+    def call(self, method, path, body=None, token=None, headers=()):
+        hdrs = list(headers)
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            hdrs.append(("Content-Type", "application/json"))
+        if token:
+            hdrs.append(("Authorization", "Token " + token))
+        for attempt in range(2):
+            if self.conn is None:
+                self.conn = RawConn(self.port, timeout=60)
+            try:
+                self.conn.send(build_request(method, path, headers=hdrs, body=data))
+                r = self.conn.read_response(head=method == "HEAD")
+            except (NoResponse, BrokenPipeError, ConnectionResetError):
+                self.close()  # a keep-alive connection the server closed between requests
+                if attempt == 1:
+                    raise
+                continue
+            if "close" in r.headers.get("connection", "").lower():
+                self.close()
+            return r
+        raise AssertionError("unreachable")
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+class TwoWorkers:
+    MODE = "async"
+    REDIS_DB = 11
+
+    @classmethod
+    def setUpClass(cls):
+        cls.db = FreshDatabase(prefix="sutlab_mw")
+        cls.url = cls.db.create()
+        cls.srv = None
+        try:
+            for cmd in (["db", "migrate", "--db-url", cls.url],
+                        ["db", "seed", "--size", "tiny", "--bcrypt-cost", "4", "--db-url", cls.url]):
+                p = subprocess.run([sutlab_bin()] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   timeout=300, env=clean_env())
+                if p.returncode != 0:
+                    raise AssertionError("sutlab %s: %s" % (" ".join(cmd), p.stderr))
+            subprocess.run(["redis-cli", "-p", redis_url(cls.REDIS_DB).split(":")[2].split("/")[0], "-n",
+                            str(cls.REDIS_DB), "FLUSHDB"], stdout=subprocess.DEVNULL, check=True, timeout=10)
+            cls.srv = Server(extra_args=["--db-url", cls.url, "--db-mode", cls.MODE, "--redis-url",
+                                         redis_url(cls.REDIS_DB), "--redis-cache", "--bcrypt-cost", "4",
+                                         "--offload-threads", "2", "--gzip", "--db-timeout", "30000",
+                                         "--drain-timeout", "20"],
+                             workers=2, start_timeout=60)
+            cls.srv.start()
+        except BaseException:
+            if cls.srv is not None:
+                cls.srv.close()
+            cls.db.drop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            if cls.srv is not None:
+                cls.srv.finish(timeout=60)
+        finally:
+            if cls.srv is not None:
+                cls.srv.close()
+            cls.db.drop()
+
+    def run_load(self, duration, stop_server_at=None):
+        """Runs every client kind in parallel for `duration` s; returns ({kind: requests}, failures).
+
+        stop_server_at: seconds after which SIGTERM is sent (then connection errors are allowed)."""
+        port = self.srv.port
+        sid, owner, cat = (int(x) for x in scalar(self.url, "SELECT id || '|' || owner_id || '|' || category_id"
+                                                             " FROM stores ORDER BY id LIMIT 1").split("|"))
+        owner_email = scalar(self.url, "SELECT email FROM users WHERE id = %d" % owner)
+        slug = scalar(self.url, "SELECT slug FROM articles ORDER BY id LIMIT 1")
+        stop = threading.Event()
+        stopping = threading.Event()
+        lock = threading.Lock()
+        counts = {}
+        failures = []
+
+        def expect(kind, r, statuses):
+            with lock:
+                counts[kind] = counts.get(kind, 0) + 1
+            if r.status not in statuses:
+                failures.append("%s: %d %r" % (kind, r.status, r.body[:200]))
+
+        def registrar(c):
+            while not stop.is_set():
+                name = "mw" + uuid.uuid4().hex[:10]
+                r = c.call("POST", "/api/users", {"user": {"username": name, "email": name + "@x.org",
+                                                           "password": "pw-" + name}})
+                expect("register", r, (201,))
+                r = c.call("POST", "/api/users/login", {"user": {"email": name + "@x.org", "password": "pw-" + name}})
+                expect("login", r, (200,))
+                if r.status == 200:
+                    tok = json.loads(r.body)["user"]["token"]
+                    expect("put-user", c.call("PUT", "/api/user", {"user": {"password": "new-" + name}}, token=tok),
+                           (200,))
+                    expect("logout", c.call("POST", "/api/users/logout", token=tok), (204,))
+
+        def author(c):
+            r = c.call("POST", "/api/users/login", {"user": {"email": owner_email, "password": "password"}})
+            expect("login", r, (200,))
+            tok = json.loads(r.body)["user"]["token"]
+            i = 0
+            while not stop.is_set():
+                i += 1
+                r = c.call("POST", "/api/articles", {"article": {"title": "MW %d %s" % (i, uuid.uuid4().hex[:6]),
+                                                                 "description": "d", "body": "b" * 200,
+                                                                 "tagList": ["mw", "t%d" % (i % 5)]}}, token=tok)
+                expect("create-article", r, (201,))
+                if r.status != 201:
+                    continue
+                s = json.loads(r.body)["article"]["slug"]
+                expect("favorite", c.call("POST", "/api/articles/%s/favorite" % s, token=tok), (200,))
+                expect("comment", c.call("POST", "/api/articles/%s/comments" % s, {"comment": {"body": "c"}},
+                                         token=tok), (201,))
+                expect("list", c.call("GET", "/api/articles?tag=mw&limit=5", token=tok), (200,))
+                expect("feed", c.call("GET", "/api/articles/feed", token=tok), (200,))
+                if i % 3 == 0:
+                    expect("delete-article", c.call("DELETE", "/api/articles/" + s, token=tok), (204,))
+
+        def store_flipper(c):
+            r = c.call("POST", "/api/users/login", {"user": {"email": owner_email, "password": "password"}})
+            tok = json.loads(r.body)["user"]["token"]
+            i = 0
+            while not stop.is_set():
+                i += 1
+                expect("patch-store", c.call("PATCH", "/stores/%d/%s" % (sid, "opened" if i % 2 else "closed"),
+                                             token=tok), (200,))
+                expect("listing", c.call("GET", "/stores?categoryId=%d" % cat), (200,))
+
+        def reader(c, k):
+            i = 0
+            while not stop.is_set():
+                i += 1
+                expect("listing", c.call("GET", "/stores?categoryId=%d" % (1 + (i + k) % 5)), (200,))
+                expect("store", c.call("GET", "/stores/%d" % (1 + i % 20)), (200, 404))
+                expect("article", c.call("GET", "/api/articles/" + slug), (200,))
+                expect("static", c.call("GET", "/status.txt", headers=[("Accept-Encoding", "gzip;q=0.9, br;q=0")]),
+                       (200,))
+                expect("echo", c.call("POST", "/rpc/echo", {"k": k, "i": i, "s": "x" * 300}), (200,))
+                expect("tags", c.call("GET", "/api/tags"), (200,))
+                expect("health", c.call("GET", "/health_check"), (200,))
+                expect("readyz", c.call("GET", "/readyz"), (200,))
+
+        def scraper(c):
+            while not stop.is_set():
+                r = c.call("GET", "/metrics")
+                expect("metrics", r, (200,))
+                if r.status == 200:
+                    try:
+                        parse_metrics(r.body.decode())
+                    except AssertionError as e:
+                        failures.append("metrics exposition: %s" % e)
+                time.sleep(0.02)
+
+        errors = []
+
+        def wrap(fn, *args):
+            c = Client(port)
+            try:
+                fn(c, *args)
+            except (OSError, NoResponse, IncompleteResponse) as e:
+                if not stopping.is_set():
+                    errors.append("%s: %r" % (fn.__name__, e))
+            except BaseException as e:  # noqa: B902 - reported below
+                errors.append("%s: %r" % (fn.__name__, e))
+            finally:
+                c.close()
+
+        threads = [threading.Thread(target=wrap, args=(f,), daemon=True)
+                   for f in (registrar, registrar, author, store_flipper, scraper)]
+        threads += [threading.Thread(target=wrap, args=(reader, k), daemon=True) for k in range(4)]
+        for t in threads:
+            t.start()
+        t0 = time.monotonic()
+        if stop_server_at is not None:
+            time.sleep(stop_server_at)
+            stopping.set()
+            self.srv.proc.send_signal(15)
+        time.sleep(max(0.0, duration - (time.monotonic() - t0)))
+        stop.set()
+        for t in threads:
+            t.join(120)
+        self.assertFalse(any(t.is_alive() for t in threads), "clients still running 120 s after the end")
+        self.assertEqual(errors, [], "client errors (connection errors count only before a SIGTERM)")
+        self.assertEqual(failures[:10], [], "%d unexpected answers" % len(failures))
+        return counts
+
+    def test_everything_at_once(self):
+        before = self.srv.metrics().total("http_requests_total")
+        counts = self.run_load(DURATION)
+        total = sum(counts.values())
+        sys.stderr.write("[multiworker %s] %d requests in %.0f s: %s\n" % (self.MODE, total, DURATION,
+                                                                          json.dumps(counts, sort_keys=True)))
+        for kind in ("register", "login", "create-article", "listing", "metrics", "echo", "static", "patch-store"):
+            self.assertGreater(counts.get(kind, 0), 0, "no %s request completed" % kind)
+        # every request is counted once, whichever worker served it (the last scrape may miss
+        # requests still being logged: allow the final in-flight ones)
+        m = self.srv.metrics()
+        counted = m.total("http_requests_total") - before
+        self.assertGreaterEqual(counted, total - 20, "metrics counted %d of %d requests" % (counted, total))
+        self.assertLessEqual(counted, total + 5)
+        per_worker = m.samples("event_loop_lag_seconds")
+        self.assertEqual(len(per_worker), 2, per_worker)
+        self.assertEqual(self.srv.get("/readyz")[0], 200)
+
+
+class TwoWorkersAsync(TwoWorkers, unittest.TestCase):
+    MODE = "async"
+    REDIS_DB = 11
+
+
+class TwoWorkersSync(TwoWorkers, unittest.TestCase):
+    MODE = "sync"
+    REDIS_DB = 12
+
+
+class StopUnderLoad(TwoWorkers, unittest.TestCase):
+    """SIGTERM while every kind of request is in flight on both workers: a clean exit 0 (checked
+    by Server.finish), no answer other than the documented ones before the stop."""
+    REDIS_DB = 13
+
+    def test_everything_at_once(self):
+        counts = self.run_load(DURATION, stop_server_at=DURATION / 2)
+        self.assertGreater(sum(counts.values()), 0)
+        rc = self.srv.stop(timeout=60)
+        self.assertEqual(rc, 0, self.srv.stderr()[-3000:])
+        report = self.srv.sanitizer_report()
+        self.assertIsNone(report, report)
+
+
+if __name__ == "__main__":
+    unittest.main()
