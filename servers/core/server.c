@@ -169,11 +169,17 @@ static void on_tick(h2o_timeout_entry_t *entry)
     h2o_timeout_link(w->ctx.loop, &w->tick_timeout, &w->tick_entry);
 }
 
+static void setup_worker(server_t *s, server_worker_t *w);
+
 static void *worker_main(void *arg)
 {
     server_worker_t *w = arg;
-    h2o_evloop_t *loop = w->ctx.loop;
+    h2o_evloop_t *loop;
 
+    setup_worker(w->server, w);
+    loop = w->ctx.loop;
+    /* the main thread may message this worker only once its queue exists */
+    pthread_barrier_wait(&w->server->started);
     if (w->server->on_worker_start != NULL)
         w->server->on_worker_start(w, w->server->hook_data);
     for (size_t i = 0; i < w->nfds; i++)
@@ -397,14 +403,15 @@ static h2o_accept_ctx_t *listener_accept_ctx(server_t *s, server_worker_t *w, si
     return &w->metrics_accept_ctx;
 }
 
-static void setup_worker(server_t *s, server_worker_t *w, size_t index)
+/* Runs on the worker's own thread: libh2o's sockets take their buffers from
+ * the creating thread's thread-local recycle lists, so a socket (the
+ * message queue's included) made on the main thread would have every
+ * worker share the main thread's list, unlocked. */
+static void setup_worker(server_t *s, server_worker_t *w)
 {
     h2o_evloop_t *loop = h2o_evloop_create();
+    size_t index = w->index;
 
-    w->server = s;
-    w->index = index;
-    /* the context, queue and sockets are made here, before the thread runs,
-     * and touched only by that thread afterwards */
     h2o_context_init(&w->ctx, loop, &s->globalconf);
     w->accept_ctx.ctx = &w->ctx;
     w->accept_ctx.hosts = calloc(2, sizeof(h2o_hostconf_t *));
@@ -475,14 +482,16 @@ int server_run(server_t *s)
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
 
-    for (int i = 0; i < cfg->workers; i++)
-        setup_worker(s, &s->workers[i], (size_t)i);
+    pthread_barrier_init(&s->started, NULL, (unsigned)cfg->workers + 1);
     for (int i = 0; i < cfg->workers; i++) {
+        s->workers[i].server = s;
+        s->workers[i].index = (size_t)i;
         if (pthread_create(&s->workers[i].thread, NULL, worker_main, &s->workers[i]) != 0) {
             fprintf(stderr, "sutlab: cannot start worker thread %d\n", i);
             exit(1);
         }
     }
+    pthread_barrier_wait(&s->started);
     print_listening(s);
 
     sigwait(&sigs, &sig);

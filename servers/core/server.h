@@ -84,6 +84,7 @@ struct server {
     char flags_text[512];
     server_worker_t *workers;
     h2o_multithread_queue_t **queues;
+    pthread_barrier_t started; /* workers set up, queues ready for messages */
     server_worker_hook_fn on_worker_start, on_worker_stop;
     void *hook_data;
 };
