@@ -20,16 +20,14 @@ Contracts: docs/board-api.md "Authentication", README.md (errors), shared/spec/a
 
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boardlib import (BCRYPT_COST, FIXTURE_PASSWORD, TOKEN_RE, BoardCase, Resp, q,  # noqa: E402
-                      token_hash_hex)
-from sutlab_testlib import NoResponse, RawConn, Server, build_request, media_type, source_root  # noqa: E402
+from boardlib import BCRYPT_COST, FIXTURE_PASSWORD, TOKEN_RE, BoardCase, q, token_hash_hex  # noqa: E402
+from sutlab_testlib import NoResponse, RawConn, Server, build_request, source_root  # noqa: E402
 
 ALL_TABLES = ("users", "sessions", "follows", "articles", "tags", "article_tags", "favorites", "comments",
               "store_categories", "stores", "menus")
