@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "build_config.h"
@@ -39,6 +41,50 @@ static int has_encoded_slash(h2o_req_t *req)
     return 0;
 }
 
+/* libh2o's file handler follows symlinks wherever they point. A file is
+ * served only if resolving its path stays beneath the docroot (openat2's
+ * RESOLVE_BENEATH; symlinks that stay inside are fine). Returns 1 if the
+ * path leaves the docroot; missing files are left to the file handler. */
+static int check_beneath(server_t *s, const char *path, size_t len)
+{
+    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+    char rel[PATH_MAX];
+    long fd;
+
+    if (len == 0 || len >= sizeof(rel))
+        return 0;
+    memcpy(rel, path + 1, len - 1); /* without the leading '/' */
+    rel[len - 1] = '\0';
+    if ((fd = syscall(SYS_openat2, s->docroot_fd, rel[0] != '\0' ? rel : ".", &how, sizeof(how))) >= 0) {
+        close((int)fd);
+        return 0;
+    }
+    return errno == EXDEV || errno == ELOOP;
+}
+
+/* The check costs two system calls; like libh2o's file cache, its verdicts
+ * are kept for the rest of the event-loop pass, so a busy file is checked
+ * once per pass rather than once per request. */
+static int escapes_docroot(server_worker_t *w, h2o_req_t *req)
+{
+    const char *path = req->path_normalized.base;
+    size_t len = req->path_normalized.len, slot = 0;
+    server_beneath_t *e;
+
+    for (size_t i = 0; i < len; i++)
+        slot = slot * 31 + (unsigned char)path[i];
+    e = &w->beneath[slot % SERVER_BENEATH_SLOTS];
+    if (e->pass == w->pass && e->len == len && memcmp(e->path, path, len) == 0)
+        return e->escapes;
+    if (len > sizeof(e->path))
+        return check_beneath(w->server, path, len);
+    e->pass = w->pass;
+    e->len = len;
+    memcpy(e->path, path, len);
+    e->escapes = check_beneath(w->server, path, len);
+    return e->escapes;
+}
+
 static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
 {
     dispatch_handler_t *self = (dispatch_handler_t *)_self;
@@ -49,6 +95,13 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
     request_t *rq;
     char allow[96];
 
+    /* %00 decodes to a NUL that would cut a file name short
+     * (/status.txt%00.html): no resource has one */
+    if (memchr(req->path_normalized.base, '\0', req->path_normalized.len) != NULL) {
+        request_attach(req, worker, s->route_unmatched);
+        respond_error(req, 400, "path", "must not contain NUL");
+        return 0;
+    }
     if (s->cfg->gzip)
         compress_fix_accept_encoding(req);
     /* libh2o decodes %2F into '/' before routing sees the path, which would
@@ -78,6 +131,10 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
 NotAnAppRoute:
     /* not an app route: libh2o's file handler comes next */
     request_attach(req, worker, s->route_static);
+    if (s->docroot_fd != -1 && escapes_docroot(worker, req)) {
+        respond_error(req, 404, "route", "not found");
+        return 0;
+    }
     return -1;
 }
 
@@ -190,8 +247,9 @@ static void *worker_main(void *arg)
     while (!(w->stopping && (w->connections == 0 || h2o_now(loop) >= w->drain_deadline))) {
         h2o_evloop_run(loop, INT32_MAX);
         /* as h2o's own server does: requests of one pass share an open file,
-         * and the next pass sees changes on disk */
+         * and the next pass sees changes on disk (the docroot check too) */
         h2o_filecache_clear(w->ctx.filecache);
+        w->pass++;
     }
 
     if (w->server->on_worker_stop != NULL)
@@ -272,6 +330,7 @@ int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen)
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
     memset(s, 0, sizeof(*s));
+    s->docroot_fd = -1;
     s->cfg = cfg;
     if (stat(cfg->docroot, &st) != 0 || !S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "--docroot: '%s' is not a directory", cfg->docroot);
@@ -352,6 +411,10 @@ static int configure_paths(server_t *s, char *err, size_t errlen)
         compress_register(pathconf);
     register_dispatch(s, pathconf, 0);
     h2o_file_register(pathconf, docroot, NULL, NULL, 0);
+    if ((s->docroot_fd = open(docroot, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
+        snprintf(err, errlen, "--docroot: cannot open '%s': %s", s->cfg->docroot, strerror(errno));
+        return -1;
+    }
     register_fallback(pathconf);
     request_hooks_register(&s->hostconf->fallback_path);
 
@@ -412,6 +475,7 @@ static void setup_worker(server_t *s, server_worker_t *w)
     h2o_evloop_t *loop = h2o_evloop_create();
     size_t index = w->index;
 
+    w->pass = 1; /* cache entries of pass 0 are the zeroed, empty ones */
     h2o_context_init(&w->ctx, loop, &s->globalconf);
     w->accept_ctx.ctx = &w->ctx;
     w->accept_ctx.hosts = calloc(2, sizeof(h2o_hostconf_t *));

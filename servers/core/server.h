@@ -32,6 +32,16 @@ struct cache_client;
 struct offload_pool;
 struct offload_receiver;
 
+#define SERVER_BENEATH_SLOTS 16
+
+/* A verdict of the docroot check, valid for one event-loop pass. */
+typedef struct server_beneath {
+    uint64_t pass;
+    size_t len;
+    char path[240];
+    int escapes;
+} server_beneath_t;
+
 typedef struct server_worker {
     h2o_context_t ctx; /* first, so a request finds its worker through req->conn->ctx */
     server_t *server;
@@ -55,6 +65,8 @@ typedef struct server_worker {
     uint64_t drain_deadline;
     log_writer_t log;
     delay_set_t delays; /* timers of any duration, for the apps */
+    uint64_t pass;      /* event-loop passes so far (starts at 1) */
+    server_beneath_t beneath[SERVER_BENEATH_SLOTS];
     /* the data layer's per-worker handles (set by worker hooks; opaque here) */
     struct pg_pool *pg;
     struct cache_client *cache;
@@ -73,6 +85,7 @@ struct server {
     h2o_hostconf_t *metrics_hostconf;
     router_t router;
     unsigned route_static;    /* metrics route id of files served from --docroot */
+    int docroot_fd;           /* for the beneath-the-docroot check of static paths */
     unsigned route_unmatched; /* metrics route id of 404s and pre-routing errors */
     const char **route_names; /* one per route template, then "static", "unmatched" */
     unsigned *route_metric;   /* route id -> index in route_names */

@@ -319,6 +319,10 @@ class MalformedHTTP(Base):
         self.assertIsNone(second, "the bytes past the first Content-Length were served as a request: %r" % second)
         self.assertEqual(r.status, 400, r)
 
+
+    # libh2o 2.2.5 keeps only the first Content-Length and drops the header from the request, so
+    # sutlab cannot see the conflict; a fix needs libh2o itself (HAProxy and nginx in front refuse
+    # such requests). Documented in docs/reliability.md as a known limit.
     test_conflicting_content_length_is_refused = unittest.expectedFailure(test_conflicting_content_length_is_refused)
 
     def test_pipelined_garbage_after_a_good_request(self):
