@@ -450,5 +450,90 @@ class RedisFaultsSync(RedisFaults, FaultCase):
     test_redis_client_pause_answers_within_cache_timeout = None
 
 
+# ----------------------------------------------------------------------------------------------
+# Writes under load across a PostgreSQL outage (issue 8, item 1)
+
+
+class WritesAcrossPgOutage(unittest.TestCase):
+    """8 clients create articles for ~10 s on 2 workers while PostgreSQL is stopped for ~3 s in
+    the middle. Every answer is 201 or 503 (with Retry-After), none takes longer than the query
+    timeout allows, /health_check stays 200 throughout, creation works again by itself after the
+    restart, and every article whose creation returned 201 is in the database afterwards."""
+
+    MODE, REDIS_DB, WORKERS, CLIENTS, RUN_S = "async", 14, 2, 8, 10.0
+
+    def test_no_acknowledged_write_is_lost(self):
+        env = Env(self.REDIS_DB, mode=self.MODE, workers=self.WORKERS, extra=["--db-timeout", str(DB_TIMEOUT_MS)])
+        env.start()
+        self.addCleanup(env.finish)
+        env.wait_ready()
+        token = make_session(env.url, 1)
+        results, probes, lock = [], [], threading.Lock()
+        start = time.monotonic()
+        stop_at = start + self.RUN_S
+
+        def writer(n):
+            i = 0
+            while time.monotonic() < stop_at:
+                title = "outage %d %d" % (n, i)
+                i += 1
+                t0 = time.monotonic()
+                try:
+                    status, headers, body = env.req("POST", "/api/articles", {"article": {
+                        "title": title, "description": "d", "body": "b"}}, headers=json_headers(token))
+                except OSError as e:  # a refused or reset connection is a failure here
+                    status, headers, body = -1, {}, str(e).encode()
+                with lock:
+                    results.append((status, headers, body, time.monotonic() - t0))
+
+        def prober():
+            while time.monotonic() < stop_at:
+                try:
+                    status = env.get("/health_check")[0]
+                except OSError:
+                    status = -1
+                with lock:
+                    probes.append(status)
+                time.sleep(0.1)
+
+        threads = [threading.Thread(target=writer, args=(n,)) for n in range(self.CLIENTS)]
+        threads.append(threading.Thread(target=prober))
+        for t in threads:
+            t.start()
+        try:
+            time.sleep(3.0)
+            pg_stop()
+            time.sleep(3.0)
+        finally:
+            pg_start()
+        for t in threads:
+            t.join(timeout=self.RUN_S + 30)
+
+        statuses = [r[0] for r in results]
+        self.assertTrue(set(statuses) <= {201, 503}, "unexpected statuses: %r" % sorted(set(statuses)))
+        self.assertIn(503, statuses, "the outage was not seen")
+        for status, headers, body, elapsed in results:
+            self.assertLess(elapsed, PG_FAIL_WITHIN + 1.0, "a request took %.2f s" % elapsed)
+            if status == 503:
+                self.assertIn("retry-after", headers)
+        self.assertEqual(set(probes), {200}, "health checks during the outage: %r" % sorted(set(probes)))
+        # recovery without a restart: creations succeed after PostgreSQL came back
+        created_after = [r for r in results[len(results) // 2:] if r[0] == 201]
+        deadline = time.monotonic() + RECOVERY_WITHIN
+        while not created_after and time.monotonic() < deadline:
+            status = env.req("POST", "/api/articles", {"article": {"title": "after", "description": "d", "body": "b"}},
+                             headers=json_headers(token))[0]
+            if status == 201:
+                created_after.append(status)
+            time.sleep(0.2)
+        self.assertTrue(created_after, "no creation succeeded after PostgreSQL restarted")
+        # no acknowledged write is lost
+        slugs = [json.loads(body)["article"]["slug"] for status, _, body, _ in results if status == 201]
+        self.assertTrue(slugs)
+        in_db = set(psql(env.url, "SELECT slug FROM articles WHERE title LIKE 'outage %%'").split())
+        missing = [s for s in slugs if s not in in_db]
+        self.assertEqual(missing, [], "%d acknowledged articles are missing" % len(missing))
+
+
 if __name__ == "__main__":
     unittest.main()
