@@ -17,6 +17,7 @@
 
 #include "build_config.h"
 #include "core/compress.h"
+#include "core/rawreq.h"
 #include "core/respond.h"
 #include "core/tls.h"
 
@@ -85,6 +86,20 @@ static int escapes_docroot(server_worker_t *w, h2o_req_t *req)
     return e->escapes;
 }
 
+static int has_conflicting_length(h2o_req_t *req)
+{
+    h2o_socket_t *sock;
+    if (req->version >= 0x200 || req->entity.base == NULL || req->conn->callbacks->get_socket == NULL)
+        return 0;
+    if ((sock = req->conn->callbacks->get_socket(req->conn)) == NULL || sock->input == NULL)
+        return 0;
+    /* the header block ends where the body starts */
+    size_t len = req->entity.base > sock->input->bytes && req->entity.base <= sock->input->bytes + sock->input->size
+                     ? (size_t)(req->entity.base - sock->input->bytes)
+                     : sock->input->size;
+    return rawreq_conflicting_length(sock->input->bytes, len);
+}
+
 static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
 {
     dispatch_handler_t *self = (dispatch_handler_t *)_self;
@@ -95,6 +110,15 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
     request_t *rq;
     char allow[96];
 
+    /* libh2o read the body by the first Content-Length and dropped the
+     * header: a second, different one is visible only in the raw bytes, and
+     * what follows the body would be taken for another request */
+    if (has_conflicting_length(req)) {
+        req->http1_is_persistent = 0;
+        request_attach(req, worker, s->route_unmatched);
+        respond_error(req, 400, "content-length", "conflicting Content-Length headers");
+        return 0;
+    }
     /* %00 decodes to a NUL that would cut a file name short
      * (/status.txt%00.html): no resource has one */
     if (memchr(req->path_normalized.base, '\0', req->path_normalized.len) != NULL) {

@@ -299,10 +299,9 @@ class MalformedHTTP(Base):
     def test_conflicting_content_length_is_refused(self):
         """Two different Content-Length headers (RFC 9112 6.3: unrecoverable, must be 400 and close).
 
-        FINDING (issue 8): libh2o 2.2.5 takes the first value and keeps the connection: the bytes
-        past it are parsed as a second request (request smuggling behind a proxy that reads the
-        last Content-Length). The test states the RFC's rule and is marked as an expected failure
-        until sutlab refuses such requests (see docs/reliability.md)."""
+        Found by this test (issue 8): libh2o 2.2.5 takes the first value and keeps the connection,
+        so the bytes past it were parsed as a second request (request smuggling behind a proxy that
+        reads the last Content-Length). sutlab now checks the raw header block (core/rawreq.c)."""
         smuggled = b"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
         data = req("POST", "/rpc/echo", [("Content-Type", "application/json"), ("Content-Length", "2"),
                                          ("Content-Length", str(2 + len(smuggled)))], b"{}" + smuggled, length=False)
@@ -319,11 +318,6 @@ class MalformedHTTP(Base):
         self.assertIsNone(second, "the bytes past the first Content-Length were served as a request: %r" % second)
         self.assertEqual(r.status, 400, r)
 
-
-    # libh2o 2.2.5 keeps only the first Content-Length and drops the header from the request, so
-    # sutlab cannot see the conflict; a fix needs libh2o itself (HAProxy and nginx in front refuse
-    # such requests). Documented in docs/reliability.md as a known limit.
-    test_conflicting_content_length_is_refused = unittest.expectedFailure(test_conflicting_content_length_is_refused)
 
     def test_pipelined_garbage_after_a_good_request(self):
         """A good request then garbage on the same connection: the first is answered, the garbage
