@@ -323,14 +323,7 @@ typedef struct write_state {
 /* After a write matched no row: a missing article (404) or someone else's (403). */
 static void on_author(request_t *rq, const pg_result_t *res)
 {
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
-        return;
-    }
-    if (PQntuples(res->res) == 0)
-        respond_error(rq->req, 404, "article", "not found");
-    else
-        respond_error(rq->req, 403, "article", "belongs to another author");
+    app_explain_no_row(rq, res, "article", "belongs to another author");
 }
 
 static void explain_no_row(request_t *rq)

@@ -122,14 +122,7 @@ typedef struct delete_state {
 
 static void on_owner(request_t *rq, const pg_result_t *res)
 {
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
-        return;
-    }
-    if (PQntuples(res->res) == 0)
-        respond_error(rq->req, 404, "comment", "not found");
-    else
-        respond_error(rq->req, 403, "comment", "belongs to another author");
+    app_explain_no_row(rq, res, "comment", "belongs to another author");
 }
 
 static void on_deleted(request_t *rq, const pg_result_t *res)

@@ -368,14 +368,7 @@ typedef struct status_state {
 
 static void on_owner(request_t *rq, const pg_result_t *res)
 {
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
-        return;
-    }
-    if (PQntuples(res->res) == 0)
-        respond_error(rq->req, 404, "store", "not found");
-    else
-        respond_error(rq->req, 403, "store", "belongs to another owner");
+    app_explain_no_row(rq, res, "store", "belongs to another owner");
 }
 
 static void on_status_set(request_t *rq, const pg_result_t *res)
