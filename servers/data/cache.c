@@ -541,5 +541,8 @@ int cache_is_up(cache_client_t *c)
             freeReplyObject(r);
         return ok;
     }
-    return c->state == CACHE_UP && c->stalled_since_ms == 0;
+    /* connected is ready: a reply that is merely late (look-ups fall back to
+     * PostgreSQL meanwhile) must not flap readiness under load; one late by
+     * more than a second drops the connection, and then Redis is down */
+    return c->state == CACHE_UP;
 }

@@ -63,7 +63,7 @@ typedef void (*cache_done_fn)(request_t *rq);
  * DEL is kept and repeated once Redis is back. */
 void cache_invalidate(cache_client_t *c, request_t *rq, const char *key, cache_done_fn done);
 
-/* 1 if connected and answering. */
+/* 1 if connected (a stall longer than a second disconnects). */
 int cache_is_up(cache_client_t *c);
 
 #endif
