@@ -78,9 +78,9 @@ def tree_ticks(root):
     if not root:
         return None
     kids = children_map()
-    total, todo, seen = 0, [root], set()
-    while todo:
-        pid = todo.pop()
+    total, pending, seen = 0, [root], set()
+    while pending:
+        pid = pending.pop()
         if pid in seen:
             continue
         seen.add(pid)
@@ -88,7 +88,7 @@ def tree_ticks(root):
         if st is None:
             continue
         total += st[1] + st[2]
-        todo.extend(kids.get(pid, []))
+        pending.extend(kids.get(pid, []))
     return total
 
 
