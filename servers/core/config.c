@@ -58,6 +58,10 @@ static const flag_def_t flag_defs[] = {
      "lifetime of a cached listing", 1},
     {"cache-timeout", FLAG_INT, offsetof(config_t, cache_timeout), 0, 1, 60000, "MS", "100",
      "a Redis call unanswered this long is abandoned and the listing comes from PostgreSQL", 0},
+    {"cache-local", FLAG_BOOL, offsetof(config_t, cache_local), 0, 0, 0, NULL, "off",
+     "with --redis-cache: each worker also keeps the listings it read from Redis in memory, kept coherent "
+     "by Redis client-side caching (CLIENT TRACKING), so a hit skips the Redis round trip",
+     1},
     {"metrics-listen", FLAG_ADDR, offsetof(config_t, metrics_listen), offsetof(config_t, has_metrics_listen), 0, 0,
      "HOST:PORT", "off", "extra listener serving only /metrics (it stays on the main port too)", 0},
     {"keepalive-timeout", FLAG_INT, offsetof(config_t, keepalive_timeout), 0, 0, 3600, "SECONDS", "10",
@@ -364,6 +368,10 @@ static int check_combinations(const config_t *cfg, char *err, size_t errlen)
 {
     if (cfg->has_tls_listen && (cfg->tls_cert == NULL || cfg->tls_key == NULL)) {
         set_err(err, errlen, "--tls-listen: needs --tls-cert FILE and --tls-key FILE (PEM)");
+        return -1;
+    }
+    if (cfg->cache_local && !cfg->redis_cache) {
+        set_err(err, errlen, "--cache-local: needs --redis-cache (it is a copy of Redis's entries)");
         return -1;
     }
     if (!cfg->has_tls_listen && (cfg->tls_cert != NULL || cfg->tls_key != NULL)) {

@@ -49,6 +49,7 @@ typedef struct config {
     int redis_cache;
     int cache_ttl;     /* seconds */
     int cache_timeout; /* ms before a Redis call is abandoned for PostgreSQL */
+    int cache_local;   /* a per-worker near cache in front of Redis */
     config_addr_t metrics_listen;
     int has_metrics_listen;
     int keepalive_timeout; /* seconds; 0 = close after every response */

@@ -246,6 +246,16 @@ static void render_data(FILE *f, const metrics_t *m)
     for (size_t r = 0; r < 3; r++)
         fprintf(f, "cache_requests_total{result=\"%s\"} %llu\n", cache_results[r],
                 (unsigned long long)sum_counter(m, offsetof(metrics_worker_t, cache_requests) + r * sizeof(uint64_t)));
+    fprintf(f,
+            "# HELP cache_local_hits_total Cache hits answered from a worker's memory (--cache-local); also "
+            "counted in cache_requests_total.\n"
+            "# TYPE cache_local_hits_total counter\n"
+            "cache_local_hits_total %llu\n"
+            "# HELP cache_local_bytes Memory held by the workers' local copies of Redis entries.\n"
+            "# TYPE cache_local_bytes gauge\n"
+            "cache_local_bytes %llu\n",
+            (unsigned long long)sum_counter(m, offsetof(metrics_worker_t, cache_local_hits)),
+            (unsigned long long)sum_counter(m, offsetof(metrics_worker_t, cache_local_bytes)));
 }
 
 static void render_workers(FILE *f, const metrics_t *m)

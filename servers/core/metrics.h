@@ -34,6 +34,8 @@ typedef struct metrics_worker {
     metrics_histogram_t db_pool_wait;     /* issued to sent (waiting for a connection) */
     uint64_t db_errors;
     uint64_t cache_requests[3];           /* METRICS_CACHE_* */
+    uint64_t cache_local_hits;            /* of which answered from memory */
+    uint64_t cache_local_bytes;           /* gauge */
 } metrics_worker_t;
 
 enum {

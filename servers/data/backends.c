@@ -26,7 +26,8 @@ static void on_worker_start(server_worker_t *w, void *data)
     if (b->offload != NULL && (w->offload = offload_receiver_create(b->server->queues[w->index])) == NULL)
         h2o_fatal("out of memory");
     if (cfg->redis_cache) {
-        cache_settings_t cs = {cfg->redis_url, cfg->cache_timeout, cfg->db_mode == CONFIG_DB_SYNC};
+        cache_settings_t cs = {cfg->redis_url, cfg->cache_timeout, cfg->db_mode == CONFIG_DB_SYNC, cfg->cache_local,
+                               cfg->cache_ttl};
         /* the URL was validated at startup, so NULL here is memory */
         if ((w->cache = cache_create(w->ctx.loop, &cs, m)) == NULL)
             h2o_fatal("cannot create the Redis client");

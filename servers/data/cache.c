@@ -2,24 +2,11 @@
 
 #include <errno.h>
 #include <stdarg.h>
-#include <hiredis/async.h>
-#include <hiredis/hiredis.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#define CACHE_TICK_MS 100
-#define CACHE_STALL_LIMIT_MS 1000 /* unanswered this long: drop the connection */
-#define CACHE_BACKOFF_MIN_MS 100
-#define CACHE_BACKOFF_MAX_MS 2000
-#define CACHE_MAX_PENDING_DELS 256
-
-typedef enum cache_state {
-    CACHE_DOWN,
-    CACHE_CONNECTING,
-    CACHE_UP,
-} cache_state_t;
+#include "data/cache_internal.h"
 
 /* One outstanding HGET or DEL. Freed by the reply callback (hiredis calls
  * it exactly once, with NULL on disconnect), even after a timeout answered it. */
@@ -28,36 +15,13 @@ typedef struct cache_op {
     request_handle_t *handle;
     cache_get_fn cb;        /* HGET */
     cache_done_fn done;     /* DEL */
-    char *key;              /* DEL: to remember if it fails */
+    char *key;              /* DEL: to remember if it fails; HGET: for the local copy */
+    char *field;            /* HGET with --cache-local */
+    uint64_t local_since;   /* HGET: the local copy's epoch when sent; 0 = do not keep */
     uint64_t started_ns;
     int answered; /* the timeout already delivered CACHE_ERROR */
     h2o_timeout_entry_t timeout_entry;
 } cache_op_t;
-
-struct cache_client {
-    h2o_evloop_t *loop;
-    cache_settings_t settings;
-    metrics_worker_t *metrics;
-    char host[256];
-    int port, db;
-    /* async */
-    redisAsyncContext *ac;
-    h2o_socket_t *sock;
-    cache_state_t state;
-    uint64_t stalled_since_ms; /* a reply is overdue since; 0 = none */
-    uint64_t reconnect_at_ms, backoff_ms;
-    int logged_down;
-    int closing; /* cache_destroy: no "unavailable" message */
-    h2o_timeout_t op_timeout;
-    h2o_timeout_t tick_timeout;
-    h2o_timeout_entry_t tick_entry;
-    /* sync */
-    redisContext *rc;
-    uint64_t rc_retry_at_ms;
-    /* invalidations to repeat once Redis is back */
-    char *pending_dels[CACHE_MAX_PENDING_DELS];
-    size_t npending_dels;
-};
 
 int cache_parse_url(const char *url, char *host, size_t hostlen, int *port, int *db)
 {
@@ -94,14 +58,14 @@ int cache_parse_url(const char *url, char *host, size_t hostlen, int *port, int 
     return 0;
 }
 
-static uint64_t now_ms(cache_client_t *c)
+uint64_t cache_now_ms(cache_client_t *c)
 {
     return h2o_now(c->loop);
 }
 
 /* Sync mode blocks inside a loop pass, so the loop's cached clock is stale
  * there: read the real one. */
-static uint64_t real_ms(void)
+uint64_t cache_real_ms(void)
 {
     return request_now_ns() / 1000000;
 }
@@ -135,54 +99,13 @@ static void remember_del(cache_client_t *c, const char *key)
         c->pending_dels[c->npending_dels++] = strdup(key);
 }
 
-/* --- the h2o adapter for hiredis ------------------------------------------ */
-
-static void on_readable(h2o_socket_t *sock, const char *err)
+/* Every invalidation ends here, sent or not: the local copies of every
+ * worker go before the write answers. */
+static void invalidated(request_t *rq, cache_done_fn done)
 {
-    cache_client_t *c = sock->data;
-    (void)err; /* hiredis finds the error itself when it reads */
-    redisAsyncHandleRead(c->ac);
-}
-
-static void on_writable(h2o_socket_t *sock, const char *err)
-{
-    cache_client_t *c = sock->data;
-    (void)err;
-    redisAsyncHandleWrite(c->ac);
-}
-
-static void adapter_add_read(void *data)
-{
-    cache_client_t *c = data;
-    h2o_socket_read_start(c->sock, on_readable);
-}
-
-static void adapter_del_read(void *data)
-{
-    cache_client_t *c = data;
-    h2o_socket_read_stop(c->sock);
-}
-
-static void adapter_add_write(void *data)
-{
-    cache_client_t *c = data;
-    if (!h2o_socket_is_writing(c->sock))
-        h2o_socket_notify_write(c->sock, on_writable);
-}
-
-static void adapter_del_write(void *data)
-{
-    (void)data; /* a pending notification is harmless: HandleWrite copes */
-}
-
-static void adapter_cleanup(void *data)
-{
-    cache_client_t *c = data;
-    if (c->sock != NULL) {
-        h2o_socket_read_stop(c->sock);
-        h2o_socket_close(c->sock); /* our dup; hiredis closes its own fd */
-        c->sock = NULL;
-    }
+    cache_near_written();
+    if (rq != NULL)
+        done(rq);
 }
 
 /* --- connection life cycle ------------------------------------------------ */
@@ -190,9 +113,11 @@ static void adapter_cleanup(void *data)
 static void mark_down(cache_client_t *c, const char *why)
 {
     c->state = CACHE_DOWN;
-    c->ac = NULL;
+    c->cmd.ac = NULL;
     c->stalled_since_ms = 0;
-    c->reconnect_at_ms = now_ms(c) + c->backoff_ms;
+    if (c->near != NULL)
+        cache_near_cmd_down(c);
+    c->reconnect_at_ms = cache_now_ms(c) + c->backoff_ms;
     c->backoff_ms = c->backoff_ms * 2 > CACHE_BACKOFF_MAX_MS ? CACHE_BACKOFF_MAX_MS : c->backoff_ms * 2;
     if (!c->logged_down && !c->closing) {
         fprintf(stderr, "sutlab: Redis unavailable (%s); listings come from PostgreSQL until it is back\n", why);
@@ -215,10 +140,12 @@ static void on_connect(const redisAsyncContext *ac, int status)
     }
     /* repeat the invalidations that were lost while Redis was away */
     for (size_t i = 0; i < c->npending_dels; i++) {
-        redisAsyncCommand(c->ac, NULL, NULL, "DEL %s", c->pending_dels[i]);
+        redisAsyncCommand(c->cmd.ac, NULL, NULL, "DEL %s", c->pending_dels[i]);
         free(c->pending_dels[i]);
     }
     c->npending_dels = 0;
+    if (c->near != NULL)
+        cache_near_cmd_up(c);
 }
 
 static void on_disconnect(const redisAsyncContext *ac, int status)
@@ -231,44 +158,34 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
 static void connect_async(cache_client_t *c)
 {
     redisAsyncContext *ac = redisAsyncConnect(c->host, c->port);
-    int fd;
 
-    if (ac == NULL || ac->err || (fd = dup(ac->c.fd)) == -1) {
+    if (ac == NULL || ac->err || cache_adapter_attach(&c->cmd, c->loop, ac) != 0) {
         if (ac != NULL)
             redisAsyncFree(ac);
         mark_down(c, "cannot connect");
         return;
     }
-    c->ac = ac;
     c->state = CACHE_CONNECTING;
     ac->data = c;
-    c->sock = h2o_evloop_socket_create(c->loop, fd, H2O_SOCKET_FLAG_DONT_READ);
-    c->sock->data = c;
-    ac->ev.data = c;
-    ac->ev.addRead = adapter_add_read;
-    ac->ev.delRead = adapter_del_read;
-    ac->ev.addWrite = adapter_add_write;
-    ac->ev.delWrite = adapter_del_write;
-    ac->ev.cleanup = adapter_cleanup;
     redisAsyncSetConnectCallback(ac, on_connect);
     redisAsyncSetDisconnectCallback(ac, on_disconnect);
     if (c->db != 0)
         redisAsyncCommand(ac, NULL, NULL, "SELECT %d", c->db);
-    /* completion of the non-blocking connect shows as writability */
-    adapter_add_write(c);
 }
 
 static void on_tick(h2o_timeout_entry_t *entry)
 {
     cache_client_t *c = H2O_STRUCT_FROM_MEMBER(cache_client_t, tick_entry, entry);
-    uint64_t now = now_ms(c);
+    uint64_t now = cache_now_ms(c);
 
     if (c->state == CACHE_DOWN && now >= c->reconnect_at_ms)
         connect_async(c);
     else if (c->state != CACHE_DOWN && c->stalled_since_ms != 0 && now - c->stalled_since_ms > CACHE_STALL_LIMIT_MS)
-        redisAsyncDisconnect(c->ac); /* answers every pending op with NULL */
+        redisAsyncDisconnect(c->cmd.ac); /* answers every pending op with NULL */
     else if (c->state == CACHE_CONNECTING && now - c->reconnect_at_ms > CACHE_STALL_LIMIT_MS + c->backoff_ms)
-        redisAsyncDisconnect(c->ac);
+        redisAsyncDisconnect(c->cmd.ac);
+    if (c->near != NULL)
+        cache_near_tick(c);
     h2o_timeout_link(c->loop, &c->tick_timeout, &c->tick_entry);
 }
 
@@ -279,12 +196,11 @@ static void on_op_timeout(h2o_timeout_entry_t *entry)
     cache_op_t *op = H2O_STRUCT_FROM_MEMBER(cache_op_t, timeout_entry, entry);
     cache_client_t *c = op->client;
     if (c->stalled_since_ms == 0)
-        c->stalled_since_ms = now_ms(c);
+        c->stalled_since_ms = cache_now_ms(c);
     op->answered = 1;
     if (op->done != NULL) { /* a DEL: keep it for later, let the write answer */
         remember_del(c, op->key);
-        if (op->handle->rq != NULL)
-            op->done(op->handle->rq);
+        invalidated(op->handle->rq, op->done);
         request_release(op->handle);
     } else {
         answer(c, op->handle, op->cb, op->started_ns, CACHE_ERROR, NULL, 0);
@@ -305,8 +221,7 @@ static void on_del_reply(redisAsyncContext *ac, void *r, void *privdata)
         remember_del(c, op->key);
     if (!op->answered) {
         h2o_timeout_unlink(&op->timeout_entry);
-        if (op->handle->rq != NULL)
-            op->done(op->handle->rq);
+        invalidated(op->handle->rq, op->done);
         request_release(op->handle);
     }
     free(op->key);
@@ -324,6 +239,8 @@ static void on_hget_reply(redisAsyncContext *ac, void *r, void *privdata)
         c->stalled_since_ms = 0;
     if (!op->answered) {
         h2o_timeout_unlink(&op->timeout_entry);
+        if (reply != NULL && reply->type == REDIS_REPLY_STRING && op->local_since != 0)
+            cache_near_fill(c, op->key, op->field, reply->str, reply->len, op->local_since);
         if (reply != NULL && reply->type == REDIS_REPLY_STRING)
             answer(c, op->handle, op->cb, op->started_ns, CACHE_HIT, reply->str, reply->len);
         else if (reply != NULL && reply->type == REDIS_REPLY_NIL)
@@ -331,6 +248,8 @@ static void on_hget_reply(redisAsyncContext *ac, void *r, void *privdata)
         else
             answer(c, op->handle, op->cb, op->started_ns, CACHE_ERROR, NULL, 0);
     }
+    free(op->key);
+    free(op->field);
     free(op);
 }
 
@@ -341,7 +260,9 @@ static void sync_drop(cache_client_t *c, uint64_t retry_in_ms)
     if (c->rc != NULL)
         redisFree(c->rc);
     c->rc = NULL;
-    c->rc_retry_at_ms = real_ms() + retry_in_ms;
+    c->rc_retry_at_ms = cache_real_ms() + retry_in_ms;
+    if (c->near != NULL)
+        cache_near_cmd_down(c);
 }
 
 static redisContext *sync_context(cache_client_t *c)
@@ -351,7 +272,7 @@ static redisContext *sync_context(cache_client_t *c)
 
     if (c->rc != NULL)
         return c->rc;
-    if (real_ms() < c->rc_retry_at_ms)
+    if (cache_real_ms() < c->rc_retry_at_ms)
         return NULL;
     c->rc = redisConnectWithTimeout(c->host, c->port, tv);
     if (c->rc == NULL || c->rc->err || redisSetTimeout(c->rc, tv) != REDIS_OK) {
@@ -376,6 +297,8 @@ static redisContext *sync_context(cache_client_t *c)
         freeReplyObject(r);
         free(c->pending_dels[--c->npending_dels]);
     }
+    if (c->near != NULL)
+        cache_near_cmd_up(c);
     return c->rc;
 }
 
@@ -410,6 +333,10 @@ cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *setting
         free(c);
         return NULL;
     }
+    if (settings->local && (c->near = cache_near_create(c)) == NULL) {
+        free(c);
+        return NULL;
+    }
     if (settings->sync)
         return c;
     h2o_timeout_init(loop, &c->op_timeout, (uint64_t)settings->timeout_ms);
@@ -429,13 +356,14 @@ void cache_destroy(cache_client_t *c)
         if (c->rc != NULL)
             redisFree(c->rc);
     } else {
-        if (c->ac != NULL)
-            redisAsyncFree(c->ac); /* answers pending ops with NULL, calls cleanup */
+        if (c->cmd.ac != NULL)
+            redisAsyncFree(c->cmd.ac); /* answers pending ops with NULL, calls cleanup */
         if (h2o_timeout_is_linked(&c->tick_entry))
             h2o_timeout_unlink(&c->tick_entry);
         h2o_timeout_dispose(c->loop, &c->tick_timeout);
         h2o_timeout_dispose(c->loop, &c->op_timeout);
     }
+    cache_near_destroy(c);
     for (size_t i = 0; i < c->npending_dels; i++)
         free(c->pending_dels[i]);
     free(c);
@@ -443,14 +371,24 @@ void cache_destroy(cache_client_t *c)
 
 void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *field, cache_get_fn cb)
 {
-    uint64_t started = request_now_ns();
+    uint64_t started = request_now_ns(), since = 0;
+    const char *value;
+    size_t len;
 
+    if (c->near != NULL && cache_near_lookup(c, key, field, &value, &len, &since)) {
+        count(c, CACHE_HIT);
+        rq->cache_ns += request_now_ns() - started;
+        cb(rq, CACHE_HIT, value, len);
+        return;
+    }
     if (c->settings.sync) {
         redisReply *r = sync_command(c, "HGET %s %s", key, field);
         cache_status_t st = r == NULL                         ? CACHE_ERROR
                             : r->type == REDIS_REPLY_STRING ? CACHE_HIT
                             : r->type == REDIS_REPLY_NIL    ? CACHE_MISS
                                                             : CACHE_ERROR;
+        if (st == CACHE_HIT && since != 0)
+            cache_near_fill(c, key, field, r->str, r->len, since);
         count(c, st);
         rq->cache_ns += request_now_ns() - started;
         cb(rq, st, st == CACHE_HIT ? r->str : NULL, st == CACHE_HIT ? r->len : 0);
@@ -472,8 +410,15 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
     op->cb = cb;
     op->started_ns = started;
     op->timeout_entry.cb = on_op_timeout;
-    if (redisAsyncCommand(c->ac, on_hget_reply, op, "HGET %s %s", key, field) != REDIS_OK) {
+    if (since != 0) {
+        if ((op->key = strdup(key)) == NULL || (op->field = strdup(field)) == NULL)
+            h2o_fatal("out of memory");
+        op->local_since = since;
+    }
+    if (redisAsyncCommand(c->cmd.ac, on_hget_reply, op, "HGET %s %s", key, field) != REDIS_OK) {
         answer(c, op->handle, cb, started, CACHE_ERROR, NULL, 0);
+        free(op->key);
+        free(op->field);
         free(op);
         return;
     }
@@ -493,8 +438,8 @@ void cache_hset(cache_client_t *c, const char *key, const char *field, const cha
     }
     if (c->state != CACHE_UP || c->stalled_since_ms != 0)
         return;
-    redisAsyncCommand(c->ac, NULL, NULL, "HSET %s %s %b", key, field, value, len);
-    redisAsyncCommand(c->ac, NULL, NULL, "EXPIRE %s %d NX", key, ttl);
+    redisAsyncCommand(c->cmd.ac, NULL, NULL, "HSET %s %s %b", key, field, value, len);
+    redisAsyncCommand(c->cmd.ac, NULL, NULL, "EXPIRE %s %d NX", key, ttl);
 }
 
 void cache_invalidate(cache_client_t *c, request_t *rq, const char *key, cache_done_fn done)
@@ -505,12 +450,12 @@ void cache_invalidate(cache_client_t *c, request_t *rq, const char *key, cache_d
             freeReplyObject(r);
         else
             remember_del(c, key);
-        done(rq);
+        invalidated(rq, done);
         return;
     }
     if (c->state != CACHE_UP || c->stalled_since_ms != 0) {
         remember_del(c, key);
-        done(rq);
+        invalidated(rq, done);
         return;
     }
     cache_op_t *op = calloc(1, sizeof(*op));
@@ -521,12 +466,12 @@ void cache_invalidate(cache_client_t *c, request_t *rq, const char *key, cache_d
     op->done = done;
     op->started_ns = request_now_ns();
     op->timeout_entry.cb = on_op_timeout;
-    if (redisAsyncCommand(c->ac, on_del_reply, op, "DEL %s", key) != REDIS_OK) {
+    if (redisAsyncCommand(c->cmd.ac, on_del_reply, op, "DEL %s", key) != REDIS_OK) {
         remember_del(c, key);
         request_release(op->handle);
         free(op->key);
         free(op);
-        done(rq);
+        invalidated(rq, done);
         return;
     }
     h2o_timeout_link(c->loop, &c->op_timeout, &op->timeout_entry);

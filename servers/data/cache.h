@@ -36,6 +36,8 @@ typedef struct cache_settings {
     const char *url; /* redis://HOST:PORT[/DB] */
     int timeout_ms;
     int sync;
+    int local;  /* --cache-local: keep hits in memory, coherent through CLIENT TRACKING */
+    int ttl_s;  /* --cache-ttl: a local copy lives no longer than a Redis entry */
 } cache_settings_t;
 
 typedef struct cache_client cache_client_t;
