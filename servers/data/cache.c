@@ -134,6 +134,8 @@ static void on_connect(const redisAsyncContext *ac, int status)
     }
     c->state = CACHE_UP;
     c->backoff_ms = CACHE_BACKOFF_MIN_MS;
+    c->last_reply_ms = cache_now_ms(c);
+    c->ping_pending = 0;
     if (c->logged_down) {
         fprintf(stderr, "sutlab: Redis is back\n");
         c->logged_down = 0;
@@ -215,8 +217,10 @@ static void on_del_reply(redisAsyncContext *ac, void *r, void *privdata)
     redisReply *reply = r;
     (void)ac;
 
-    if (reply != NULL)
+    if (reply != NULL) {
         c->stalled_since_ms = 0;
+        c->last_reply_ms = cache_now_ms(c);
+    }
     if (reply == NULL || reply->type == REDIS_REPLY_ERROR)
         remember_del(c, op->key);
     if (!op->answered) {
@@ -235,8 +239,10 @@ static void on_hget_reply(redisAsyncContext *ac, void *r, void *privdata)
     redisReply *reply = r;
     (void)ac;
 
-    if (reply != NULL)
+    if (reply != NULL) {
         c->stalled_since_ms = 0;
+        c->last_reply_ms = cache_now_ms(c);
+    }
     if (!op->answered) {
         h2o_timeout_unlink(&op->timeout_entry);
         if (reply != NULL && reply->type == REDIS_REPLY_STRING && op->local_since != 0)
@@ -315,6 +321,8 @@ static redisReply *sync_command(cache_client_t *c, const char *fmt, ...)
     va_end(ap);
     if (r == NULL)
         sync_drop(c, CACHE_BACKOFF_MIN_MS);
+    else
+        c->last_reply_ms = cache_real_ms();
     return r;
 }
 
@@ -375,6 +383,13 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
     const char *value;
     size_t len;
 
+    if (c->near != NULL && c->settings.sync && c->rc != NULL &&
+        cache_real_ms() - c->last_reply_ms > CACHE_NEAR_FRESH_MS) {
+        /* the copy is trusted only while Redis answers (see cache_internal.h) */
+        redisReply *pong = sync_command(c, "PING");
+        if (pong != NULL)
+            freeReplyObject(pong);
+    }
     if (c->near != NULL && cache_near_lookup(c, key, field, &value, &len, &since)) {
         count(c, CACHE_HIT);
         rq->cache_ns += request_now_ns() - started;

@@ -17,6 +17,10 @@
 #define CACHE_BACKOFF_MIN_MS 100
 #define CACHE_BACKOFF_MAX_MS 2000
 #define CACHE_MAX_PENDING_DELS 256
+/* The local copy is trusted only while Redis answered the command connection
+ * this recently: invalidations from a stalled Redis, or over a network that
+ * silently dropped, would never arrive. Idle, a PING keeps it fresh. */
+#define CACHE_NEAR_FRESH_MS 500
 
 typedef enum cache_state {
     CACHE_DOWN,
@@ -60,6 +64,8 @@ struct cache_client {
     cache_state_t state;
     uint64_t stalled_since_ms; /* a reply is overdue since; 0 = none */
     uint64_t reconnect_at_ms, backoff_ms;
+    uint64_t last_reply_ms; /* when the command connection last heard from Redis */
+    int ping_pending;
     int logged_down;
     int closing; /* cache_destroy: no "unavailable" message */
     h2o_timeout_t op_timeout;

@@ -131,6 +131,7 @@ static void on_tracking_ack(redisAsyncContext *ac, void *r, void *privdata)
     /* start from empty: nothing read before this point was tracked */
     forget_all(c);
     c->near->tracking = 1;
+    c->last_reply_ms = cache_now_ms(c);
 }
 
 static void enable_tracking(cache_client_t *c)
@@ -197,10 +198,25 @@ static void connect_tracker(cache_client_t *c)
     redisAsyncCommand(ac, on_tracker_message, NULL, "SUBSCRIBE " NEAR_CHANNEL);
 }
 
+static void on_ping_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    cache_client_t *c = ac->data;
+    (void)privdata;
+    c->ping_pending = 0;
+    if (r != NULL)
+        c->last_reply_ms = cache_now_ms(c);
+}
+
 void cache_near_tick(cache_client_t *c)
 {
     cache_near_t *n = c->near;
     uint64_t now = cache_now_ms(c);
+    /* hits from the copy send Redis nothing: ask it something, so a stalled
+     * Redis shows (and the copy stops being trusted) within CACHE_NEAR_FRESH_MS */
+    if (c->state == CACHE_UP && !c->ping_pending && now - c->last_reply_ms >= CACHE_TICK_MS) {
+        c->ping_pending = 1;
+        redisAsyncCommand(c->cmd.ac, on_ping_reply, NULL, "PING");
+    }
     if (n->tracker_state == CACHE_DOWN && now >= n->tracker_retry_at_ms)
         connect_tracker(c);
     else if (n->tracker_state == CACHE_CONNECTING && now - n->tracker_since_ms > CACHE_STALL_LIMIT_MS)
@@ -348,7 +364,8 @@ int cache_near_lookup(cache_client_t *c, const char *key, const char *field, con
     if (c->settings.sync)
         sync_poll_tracker(c);
     catch_up_with_writes(c);
-    if (!n->tracking || (c->settings.sync ? c->rc == NULL : c->state != CACHE_UP || c->stalled_since_ms != 0))
+    if (!n->tracking || near_now_ms(c) - c->last_reply_ms > CACHE_NEAR_FRESH_MS ||
+        (c->settings.sync ? c->rc == NULL : c->state != CACHE_UP || c->stalled_since_ms != 0))
         return 0;
     if (localcache_get(n->copy, key, field, near_now_ms(c), value, len)) {
         metrics_add(&c->metrics->cache_local_hits, 1);

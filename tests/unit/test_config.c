@@ -208,6 +208,31 @@ START_TEST(handler_mode_and_tls_flags)
 }
 END_TEST
 
+START_TEST(cache_local_needs_the_redis_cache)
+{
+    config_t cfg;
+    char buf[512];
+    char *a1[] = {"serve", "--cache-local"};
+    ck_assert_int_eq(parse(&cfg, NULL, 2, a1), CONFIG_ERROR);
+    ck_assert_ptr_nonnull(strstr(err, "--cache-local"));
+    ck_assert_ptr_nonnull(strstr(err, "--redis-cache"));
+    char *a2[] = {"serve", "--redis-cache", "--cache-local"};
+    ck_assert_int_eq(parse(&cfg, NULL, 3, a2), CONFIG_OK);
+    ck_assert_int_eq(cfg.cache_local, 1);
+    config_format_flags(&cfg, buf, sizeof(buf));
+    ck_assert_ptr_nonnull(strstr(buf, "--cache-local=on"));
+    /* off by default, and either source satisfies the other */
+    char *a3[] = {"serve", "--redis-cache"};
+    ck_assert_int_eq(parse(&cfg, NULL, 2, a3), CONFIG_OK);
+    ck_assert_int_eq(cfg.cache_local, 0);
+    char *env[] = {"SUTLAB_REDIS_CACHE=on", "SUTLAB_CACHE_LOCAL=on", NULL};
+    ck_assert_int_eq(parse(&cfg, env, 1, a1), CONFIG_OK);
+    ck_assert_int_eq(cfg.cache_local, 1);
+    char *a4[] = {"serve", "--no-redis-cache"};
+    ck_assert_int_eq(parse(&cfg, env, 2, a4), CONFIG_ERROR);
+}
+END_TEST
+
 START_TEST(parse_addr_forms)
 {
     config_addr_t a;
@@ -236,6 +261,7 @@ int main(void)
     tcase_add_test(tc, environment_is_a_fallback);
     tcase_add_test(tc, flags_text_lists_what_is_in_force);
     tcase_add_test(tc, handler_mode_and_tls_flags);
+    tcase_add_test(tc, cache_local_needs_the_redis_cache);
     tcase_add_test(tc, parse_addr_forms);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
