@@ -11,6 +11,11 @@
  * and sent again once Redis is back, so a write made during an outage is not
  * hidden by a stale entry afterwards.
  *
+ * With --cache-local (settings.local) the client also keeps what its worker
+ * read from Redis and answers later look-ups from memory, trusting that copy
+ * only while Redis's client-side caching keeps it coherent (cache_near.c).
+ * Callers see no difference: a hit is a hit.
+ *
  * Threading: one client per worker, used only on that worker's thread.
  */
 #ifndef SUTLAB_CACHE_H
