@@ -21,9 +21,10 @@ static const seed_size_t seed_sizes[] = {
 
 /* Load order: every table after the tables its rows reference. */
 static const seed_table_t seed_tables[] = {
-    {"users", "id, username, email, password_hash", 1, seed_gen_users},
+    {"users", "id, username, email, password_hash, created_at, updated_at", 1, seed_gen_users},
     {"store_categories", "id, name", 1, seed_gen_store_categories},
-    {"stores", "id, name, phone, address, owner_id, open_status, introduction, category_id", 1, seed_gen_stores},
+    {"stores", "id, name, phone, address, owner_id, open_status, introduction, category_id, created_at, updated_at", 1,
+     seed_gen_stores},
     {"menus", "id, store_id, name, price, description", 1, seed_gen_menus},
     {"follows", "follower_id, followee_id, created_at", 1, seed_gen_follows},
     {"tags", "id, name", 1, seed_gen_tags},

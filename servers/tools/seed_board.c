@@ -32,8 +32,7 @@
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-#define DAY_MS (86400LL * 1000)
-#define SPAN_MS (730 * DAY_MS) /* two years before the epoch end */
+#define SPAN_MS (730 * SEED_DAY_MS) /* two years before the epoch end */
 #define EPOCH_START_MS (SEED_BOARD_EPOCH_END_MS - SPAN_MS)
 
 /* Most follows a fixture user makes: on average half of it. */
@@ -147,11 +146,16 @@ int64_t seed_board_article_created_ms(uint64_t key, uint64_t articles, uint64_t 
     return EPOCH_START_MS + (int64_t)(lo + off);
 }
 
+int64_t seed_spread_ms(int64_t start_ms, uint64_t id, uint64_t n)
+{
+    return start_ms + (int64_t)(id - 1) * (SEED_DAY_MS / (int64_t)(n > 0 ? n : 1));
+}
+
 size_t seed_format_time(char *dst, int64_t ms)
 {
     /* Days to civil date: Howard Hinnant's days_from_civil, inverted. */
-    int64_t days = ms >= 0 ? ms / DAY_MS : -((-ms + DAY_MS - 1) / DAY_MS);
-    int64_t rem = ms - days * DAY_MS;
+    int64_t days = ms >= 0 ? ms / SEED_DAY_MS : -((-ms + SEED_DAY_MS - 1) / SEED_DAY_MS);
+    int64_t rem = ms - days * SEED_DAY_MS;
     int64_t z = days + 719468;
     int64_t era = (z >= 0 ? z : z - 146096) / 146097;
     int64_t doe = z - era * 146097;
@@ -388,7 +392,7 @@ int seed_gen_articles(seed_ctx_t *ctx, pgcopy_t *out)
         int64_t updated = created;
         if (prng_chance(&ctx->rng, 1, 4)) { /* a quarter were edited, within a month */
             int64_t room = SEED_BOARD_EPOCH_END_MS - created;
-            updated += (int64_t)prng_below(&ctx->rng, (uint64_t)(room < 30 * DAY_MS ? room : 30 * DAY_MS));
+            updated += (int64_t)prng_below(&ctx->rng, (uint64_t)(room < 30 * SEED_DAY_MS ? room : 30 * SEED_DAY_MS));
         }
         pgcopy_int(out, (int64_t)id);
         pgcopy_textn(out, slug, slen);

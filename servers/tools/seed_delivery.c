@@ -86,8 +86,9 @@ int seed_gen_store_categories(seed_ctx_t *ctx, pgcopy_t *out)
 int seed_gen_stores(seed_ctx_t *ctx, pgcopy_t *out)
 {
     const seed_size_t *sz = ctx->size;
-    char name[128], phone[32], intro[256];
-    uint64_t id = 1;
+    char name[128], phone[32], intro[256], ts[SEED_TIME_LEN];
+    uint64_t id = 1, nstores = (uint64_t)sz->store_categories * sz->stores_per_category;
+    size_t len;
 
     for (uint32_t cat = 1; cat <= sz->store_categories; cat++) {
         const category_t *c = &categories[cat - 1];
@@ -128,6 +129,9 @@ int seed_gen_stores(seed_ctx_t *ctx, pgcopy_t *out)
             pgcopy_text(out, opened ? "OPENED" : "CLOSED");
             pgcopy_text(out, intro);
             pgcopy_int(out, cat);
+            len = seed_format_time(ts, seed_spread_ms(SEED_STORES_START_MS, id, nstores));
+            pgcopy_textn(out, ts, len); /* created_at */
+            pgcopy_textn(out, ts, len); /* updated_at */
             if (pgcopy_end_row(out) != 0)
                 return -1;
         }

@@ -62,6 +62,17 @@ int seed_gen_comments(seed_ctx_t *ctx, pgcopy_t *out);
  * date of the run. */
 #define SEED_BOARD_EPOCH_END_MS 1767225600000LL
 
+/* Users and stores are not timed by the board plan; they get instants of
+ * their own, also a function of the fixture alone: users register in id
+ * order over the day before the board's 730 days (2024-01-01), stores open
+ * in id order over their first day (2024-01-02, after every owner exists). */
+#define SEED_DAY_MS (86400LL * 1000)
+#define SEED_USERS_START_MS (SEED_BOARD_EPOCH_END_MS - 731 * SEED_DAY_MS)
+#define SEED_STORES_START_MS (SEED_BOARD_EPOCH_END_MS - 730 * SEED_DAY_MS)
+
+/* The instant of item id (1-based) of n spread over the day from start_ms. */
+int64_t seed_spread_ms(int64_t start_ms, uint64_t id, uint64_t n);
+
 /* Bytes seed_format_time writes, NUL included: "2025-03-04 05:06:07.089+00". */
 #define SEED_TIME_LEN 27
 

@@ -32,13 +32,14 @@ TINY = {"users": 10, "store_categories": 5, "stores": 50, "menus": 250,
 DERIVED = ("follows", "article_tags")
 FIXTURE_TABLES = tuple(TINY) + DERIVED
 
-# Every column but the delivery tables' timestamps (now() at seeding time), in key order. The
-# board tables' timestamps are fixtures too (spread over the two years before 2026).
+# Every column, in key order: timestamps are fixtures too (the board over the 730 days before
+# 2026, i.e. from 2024-01-02; users on the day before, stores on that first day), never the time
+# of the run.
 DUMPS = {
-    "users": "SELECT id, username, email, password_hash, bio, image FROM users ORDER BY id",
+    "users": "SELECT id, username, email, password_hash, bio, image, created_at, updated_at FROM users ORDER BY id",
     "store_categories": "SELECT id, name FROM store_categories ORDER BY id",
-    "stores": "SELECT id, name, phone, address, owner_id, open_status, introduction, category_id"
-              " FROM stores ORDER BY id",
+    "stores": "SELECT id, name, phone, address, owner_id, open_status, introduction, category_id,"
+              " created_at, updated_at FROM stores ORDER BY id",
     "menus": "SELECT id, store_id, name, price, description FROM menus ORDER BY id",
     "follows": "SELECT follower_id, followee_id, created_at FROM follows ORDER BY 1, 2",
     "tags": "SELECT id, name FROM tags ORDER BY id",
@@ -318,7 +319,7 @@ class Seed(Case):
         for table in TINY:
             self.assertEqual(count(c, table), TINY[table], table)
 
-    def test_board_tables_do_not_depend_on_the_day_of_the_run(self):
+    def test_fixtures_do_not_depend_on_the_day_of_the_run(self):
         # Timestamps come from the seed, not now(): a database seeded "later" (another
         # transaction timestamp, another TimeZone) holds the same instants.
         a, b = self.migrated(), self.migrated()
@@ -326,7 +327,7 @@ class Seed(Case):
         time.sleep(1.1)
         self.ok("seed", "--db-url", b, "--size", "tiny", "--bcrypt-cost", "4",
                 env={"PGTZ": "Asia/Seoul"})
-        for table in ("follows", "articles", "favorites", "comments"):
+        for table in ("users", "stores", "follows", "articles", "favorites", "comments"):
             self.assertEqual(dump(a, table), dump(b, table), table)
 
     def test_unmigrated_database_is_refused(self):
@@ -484,6 +485,18 @@ class Board(Case):
                 self.assertNone(url, "SELECT %s FROM %s WHERE %s LIMIT 5" % (col, table, window % (col, col)),
                                 "%s.%s outside the window" % (table, col))
         self.assertNone(url, "SELECT id FROM articles WHERE updated_at < created_at", "updated before created")
+        # Users register on the day before that window, in id order; stores open on its first
+        # day, after their owner registered.
+        self.assertNone(url, "SELECT id FROM users WHERE NOT (created_at >= '2024-01-01Z' AND created_at < "
+                             "'2024-01-02Z') OR updated_at <> created_at LIMIT 5", "users outside 2024-01-01")
+        self.assertNone(url, "SELECT id FROM stores WHERE NOT (created_at >= '2024-01-02Z' AND created_at < "
+                             "'2024-01-03Z') OR updated_at <> created_at LIMIT 5", "stores outside 2024-01-02")
+        self.assertNone(url, "SELECT id FROM (SELECT id, created_at, lag(created_at) OVER (ORDER BY id) p"
+                             " FROM users) s WHERE created_at <= p LIMIT 5", "user ids out of time order")
+        self.assertNone(url, "SELECT s.id FROM stores s JOIN users u ON u.id = s.owner_id"
+                             " WHERE s.created_at <= u.created_at LIMIT 5", "store before its owner")
+        self.assertNone(url, "SELECT a.id FROM articles a JOIN users u ON u.id = a.author_id"
+                             " WHERE a.created_at <= u.created_at LIMIT 5", "article before its author")
         self.assertNone(url, "SELECT c.id FROM comments c JOIN articles a ON a.id = c.article_id"
                              " WHERE c.created_at <= a.created_at LIMIT 5", "comment before its article")
         self.assertNone(url, "SELECT f.user_id FROM favorites f JOIN articles a ON a.id = f.article_id"
