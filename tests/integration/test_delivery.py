@@ -124,10 +124,11 @@ def json_headers(token=None):
 class Env:
     """A fresh database (migrated + seeded tiny), a Redis db number, and a sutlab serving both."""
 
-    def __init__(self, redis_db, mode="async", cache=False, ttl=None, workers=1, extra=()):
+    def __init__(self, redis_db, mode="async", cache=False, ttl=None, workers=1, extra=(), local=False):
         self.redis_db = redis_db
         self.mode = mode
         self.cache = cache
+        self.local = local
         self.db = FreshDatabase(prefix="sutlab_dl")
         self.url = None
         self.srv = None
@@ -136,6 +137,8 @@ class Env:
             args.append("--redis-cache")
         if ttl is not None:
             args += ["--cache-ttl", str(ttl)]
+        if local:
+            args.append("--cache-local")
         self.args = args + list(extra)
         self.workers = workers
 
@@ -294,13 +297,15 @@ def scrape(env, prefixes=("db_", "cache_")):
 class DeliveryScenarios:
     MODE = "async"
     CACHE = False
+    LOCAL = False  # --cache-local (only with CACHE)
     REDIS_DB = 1
     TTL = 60
     WORKERS = 1
 
     @classmethod
     def setUpClass(cls):
-        cls.env = Env(cls.REDIS_DB, mode=cls.MODE, cache=cls.CACHE, ttl=cls.TTL, workers=cls.WORKERS)
+        cls.env = Env(cls.REDIS_DB, mode=cls.MODE, cache=cls.CACHE, ttl=cls.TTL, workers=cls.WORKERS,
+                      local=cls.LOCAL)
         try:
             cls.env.start()
         except BaseException:
@@ -771,6 +776,19 @@ class SyncCacheOff(DeliveryScenarios, unittest.TestCase):
     MODE, CACHE, REDIS_DB = "sync", False, 4
 
 
+# --cache-local: the same scenarios, answered from each worker's copy once Redis has been read.
+# Redis dbs 1-14 are taken by the other classes and files; 15 and 0 were the last free ones of the
+# harness's 16 (test_cache_local.py, which never runs beside this file, uses them as well).
+
+
+class AsyncCacheLocal(DeliveryScenarios, unittest.TestCase):
+    MODE, CACHE, LOCAL, REDIS_DB = "async", True, True, 15
+
+
+class SyncCacheLocal(DeliveryScenarios, unittest.TestCase):
+    MODE, CACHE, LOCAL, REDIS_DB = "sync", True, True, 0
+
+
 # ----------------------------------------------------------------------------------------------
 # TTL expiry
 
@@ -915,8 +933,10 @@ class TwoWorkersInvalidation(unittest.TestCase):
     ROUNDS = 100
     READERS = 4  # keep-alive connections, spread over both workers by SO_REUSEPORT
 
+    LOCAL = False
+
     def test_write_visible_in_next_read_across_workers(self):
-        env = Env(self.REDIS_DB, mode="async", cache=True, workers=2)
+        env = Env(self.REDIS_DB, mode="async", cache=True, workers=2, local=self.LOCAL)
         self.addCleanup(env.finish)
         env.start()
         sid, owner, cat = (int(x) for x in scalar(env.url, "SELECT id || '|' || owner_id || '|' || category_id"
@@ -947,6 +967,13 @@ class TwoWorkersInvalidation(unittest.TestCase):
                                  % (i, sid, verb, cat, k, r.headers.get("x-cache"), got))
         if stale:
             self.fail("%d stale reads:\n%s" % (len(stale), "\n".join(stale[:10])))
+
+
+class TwoWorkersInvalidationLocal(TwoWorkersInvalidation):
+    """The same with --cache-local: the readers' second rounds come from the workers' copies,
+    which the write must clear on both workers before it answers."""
+    REDIS_DB = 15
+    LOCAL = True
 
 
 if __name__ == "__main__":
