@@ -11,10 +11,8 @@ void jsonw_init(jsonw_t *w, h2o_mem_pool_t *pool, size_t initial)
     w->len = 0;
 }
 
-static void reserve(jsonw_t *w, size_t n)
+void jsonw_grow(jsonw_t *w, size_t n)
 {
-    if (w->len + n <= w->cap)
-        return;
     size_t cap = w->cap * 2;
     while (cap < w->len + n)
         cap *= 2;
@@ -25,49 +23,73 @@ static void reserve(jsonw_t *w, size_t n)
     w->cap = cap;
 }
 
-void jsonw_raw(jsonw_t *w, const char *s, size_t len)
+/* Whether any of the eight bytes in x is a control, '"' or '\\'. Exact as a
+ * yes/no (the borrow tricks only blur which byte), which is all the caller
+ * needs: clean words, nearly all of them, are copied without a look at each
+ * byte. The profile of a 100-store listing had the byte loop at 15% of
+ * sutlab's CPU, the largest user-space item. */
+static inline int word_needs_escape(uint64_t x)
 {
-    reserve(w, len);
-    memcpy(w->buf + w->len, s, len);
-    w->len += len;
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t quote = x ^ (ones * '"'), backslash = x ^ (ones * '\\');
+    uint64_t control = (x - ones * 0x20) & ~x;
+    uint64_t has_quote = (quote - ones) & ~quote;
+    uint64_t has_backslash = (backslash - ones) & ~backslash;
+    return ((control | has_quote | has_backslash) & highs) != 0;
 }
 
 void jsonw_str(jsonw_t *w, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
-    size_t start = 0;
+    size_t start = 0, i = 0;
 
     /* worst case every byte becomes \u00XX */
-    reserve(w, len * 6 + 2);
+    jsonw_reserve(w, len * 6 + 2);
     w->buf[w->len++] = '"';
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        memcpy(w->buf + w->len, s + start, i - start); /* the clean run before it */
-        w->len += i - start;
-        start = i + 1;
-        w->buf[w->len++] = '\\';
-        switch (c) {
-        case '"':
-        case '\\':
-            w->buf[w->len++] = (char)c;
-            break;
-        case '\n':
-            w->buf[w->len++] = 'n';
-            break;
-        case '\r':
-            w->buf[w->len++] = 'r';
-            break;
-        case '\t':
-            w->buf[w->len++] = 't';
-            break;
-        default:
-            memcpy(w->buf + w->len, "u00", 3);
-            w->len += 3;
-            w->buf[w->len++] = hex[c >> 4];
-            w->buf[w->len++] = hex[c & 0xf];
-            break;
+    while (i < len) {
+        uint64_t word;
+        if (len - i >= 8) {
+            memcpy(&word, s + i, 8);
+            if (!word_needs_escape(word)) {
+                i += 8;
+                continue;
+            }
+        } else if (len >= 8) {
+            /* the tail: the string's last eight bytes, overlapping what is done */
+            memcpy(&word, s + len - 8, 8);
+            if (!word_needs_escape(word))
+                break;
+        }
+        /* a word with something to escape, or the tail: byte by byte */
+        for (size_t end = len - i >= 8 ? i + 8 : len; i < end; i++) {
+            unsigned char c = (unsigned char)s[i];
+            if (c >= 0x20 && c != '"' && c != '\\')
+                continue;
+            memcpy(w->buf + w->len, s + start, i - start); /* the clean run before it */
+            w->len += i - start;
+            start = i + 1;
+            w->buf[w->len++] = '\\';
+            switch (c) {
+            case '"':
+            case '\\':
+                w->buf[w->len++] = (char)c;
+                break;
+            case '\n':
+                w->buf[w->len++] = 'n';
+                break;
+            case '\r':
+                w->buf[w->len++] = 'r';
+                break;
+            case '\t':
+                w->buf[w->len++] = 't';
+                break;
+            default:
+                memcpy(w->buf + w->len, "u00", 3);
+                w->len += 3;
+                w->buf[w->len++] = hex[c >> 4];
+                w->buf[w->len++] = hex[c & 0xf];
+                break;
+            }
         }
     }
     memcpy(w->buf + w->len, s + start, len - start);

@@ -15,6 +15,7 @@
 
 #include <h2o.h>
 #include <stddef.h>
+#include <string.h>
 
 typedef struct jsonw {
     h2o_mem_pool_t *pool;
@@ -24,8 +25,24 @@ typedef struct jsonw {
 
 void jsonw_init(jsonw_t *w, h2o_mem_pool_t *pool, size_t initial);
 
+/* Makes room for n more bytes (the slow path of jsonw_reserve). */
+void jsonw_grow(jsonw_t *w, size_t n);
+
+/* Inline: called for every key and comma of a listing, where the call
+ * itself showed in the profile. */
+static inline void jsonw_reserve(jsonw_t *w, size_t n)
+{
+    if (w->len + n > w->cap)
+        jsonw_grow(w, n);
+}
+
 /* Appends bytes as they are (structure: {, ", keys, commas). */
-void jsonw_raw(jsonw_t *w, const char *s, size_t len);
+static inline void jsonw_raw(jsonw_t *w, const char *s, size_t len)
+{
+    jsonw_reserve(w, len);
+    memcpy(w->buf + w->len, s, len);
+    w->len += len;
+}
 
 /* Appends a JSON string: quotes, and escapes for '"', '\' and controls. */
 void jsonw_str(jsonw_t *w, const char *s, size_t len);
