@@ -290,6 +290,20 @@ class LoadScriptsTest(unittest.TestCase):
         self.assertLess(kb["on"], kb["off"] * 0.6, "gzip did not shrink the listing: %r" % kb)
         self.assertFalse(os.path.exists(os.path.join(out_dir, "flip.png")))
 
+    def test_flip_cache_local_caches_in_redis_in_both_runs(self):
+        # --cache-local needs --redis-cache: flip adds it to both runs, so only the copy differs
+        out_dir = os.path.join(self.tmp, "flip-cache-local")
+        rc, out, err = self.flip(["--cache-local"], out_dir, ["--no-png"])
+        self.assertEqual(rc, 0, "flip failed:\n%s\n%s" % (out, err[-3000:]))
+        rows = self.table_rows(out)
+        self.assertIn("--no-cache-local", rows["off"])
+        self.assertIn("--cache-local", rows["on"])
+        self.assertIn("stores", out)
+        self.assertRegex(out, r"(?m)^  off: .*--redis-cache=on\b.*--cache-local=off\b")
+        self.assertRegex(out, r"(?m)^  on:  .*--redis-cache=on\b.*--cache-local=on\b")
+        for label in ("off", "on"):
+            self.assertEqual(int(rows[label].split()[6]), 0, rows[label])  # errors
+
     def test_flip_usage_errors(self):
         rc, out, err = run([PYTHON, os.path.join(LOADSCRIPTS, "flip")], timeout=30)
         self.assertEqual(rc, 2)
