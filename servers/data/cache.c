@@ -17,7 +17,7 @@ typedef struct cache_op {
     cache_done_fn done;     /* DEL */
     char *key;              /* DEL: to remember if it fails; HGET: for the local copy */
     char *field;            /* HGET with --cache-local */
-    uint64_t local_since;   /* HGET: the local copy's epoch when sent; 0 = do not keep */
+    cache_near_ticket_t local; /* HGET: for the local copy (local.since 0 = do not keep) */
     uint64_t started_ns;
     int answered; /* the timeout already delivered CACHE_ERROR */
     h2o_timeout_entry_t timeout_entry;
@@ -99,11 +99,11 @@ static void remember_del(cache_client_t *c, const char *key)
         c->pending_dels[c->npending_dels++] = strdup(key);
 }
 
-/* Every invalidation ends here, sent or not: the local copies of every
+/* Every invalidation ends here, sent or not: the key's local copies in every
  * worker go before the write answers. */
-static void invalidated(request_t *rq, cache_done_fn done)
+static void invalidated(const char *key, request_t *rq, cache_done_fn done)
 {
-    cache_near_written();
+    cache_near_written(key);
     if (rq != NULL)
         done(rq);
 }
@@ -202,7 +202,7 @@ static void on_op_timeout(h2o_timeout_entry_t *entry)
     op->answered = 1;
     if (op->done != NULL) { /* a DEL: keep it for later, let the write answer */
         remember_del(c, op->key);
-        invalidated(op->handle->rq, op->done);
+        invalidated(op->key, op->handle->rq, op->done);
         request_release(op->handle);
     } else {
         answer(c, op->handle, op->cb, op->started_ns, CACHE_ERROR, NULL, 0);
@@ -225,7 +225,7 @@ static void on_del_reply(redisAsyncContext *ac, void *r, void *privdata)
         remember_del(c, op->key);
     if (!op->answered) {
         h2o_timeout_unlink(&op->timeout_entry);
-        invalidated(op->handle->rq, op->done);
+        invalidated(op->key, op->handle->rq, op->done);
         request_release(op->handle);
     }
     free(op->key);
@@ -245,8 +245,8 @@ static void on_hget_reply(redisAsyncContext *ac, void *r, void *privdata)
     }
     if (!op->answered) {
         h2o_timeout_unlink(&op->timeout_entry);
-        if (reply != NULL && reply->type == REDIS_REPLY_STRING && op->local_since != 0)
-            cache_near_fill(c, op->key, op->field, reply->str, reply->len, op->local_since);
+        if (reply != NULL && reply->type == REDIS_REPLY_STRING && op->local.since != 0)
+            cache_near_fill(c, op->key, op->field, reply->str, reply->len, &op->local);
         if (reply != NULL && reply->type == REDIS_REPLY_STRING)
             answer(c, op->handle, op->cb, op->started_ns, CACHE_HIT, reply->str, reply->len);
         else if (reply != NULL && reply->type == REDIS_REPLY_NIL)
@@ -379,7 +379,8 @@ void cache_destroy(cache_client_t *c)
 
 void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *field, cache_get_fn cb)
 {
-    uint64_t started = request_now_ns(), since = 0;
+    uint64_t started = request_now_ns();
+    cache_near_ticket_t ticket = {0, 0};
     const char *value;
     size_t len;
 
@@ -390,7 +391,7 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
         if (pong != NULL)
             freeReplyObject(pong);
     }
-    if (c->near != NULL && cache_near_lookup(c, key, field, &value, &len, &since)) {
+    if (c->near != NULL && cache_near_lookup(c, key, field, &value, &len, &ticket)) {
         count(c, CACHE_HIT);
         rq->cache_ns += request_now_ns() - started;
         cb(rq, CACHE_HIT, value, len);
@@ -402,8 +403,8 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
                             : r->type == REDIS_REPLY_STRING ? CACHE_HIT
                             : r->type == REDIS_REPLY_NIL    ? CACHE_MISS
                                                             : CACHE_ERROR;
-        if (st == CACHE_HIT && since != 0)
-            cache_near_fill(c, key, field, r->str, r->len, since);
+        if (st == CACHE_HIT && ticket.since != 0)
+            cache_near_fill(c, key, field, r->str, r->len, &ticket);
         count(c, st);
         rq->cache_ns += request_now_ns() - started;
         cb(rq, st, st == CACHE_HIT ? r->str : NULL, st == CACHE_HIT ? r->len : 0);
@@ -425,10 +426,10 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
     op->cb = cb;
     op->started_ns = started;
     op->timeout_entry.cb = on_op_timeout;
-    if (since != 0) {
+    if (ticket.since != 0) {
         if ((op->key = strdup(key)) == NULL || (op->field = strdup(field)) == NULL)
             h2o_fatal("out of memory");
-        op->local_since = since;
+        op->local = ticket;
     }
     if (redisAsyncCommand(c->cmd.ac, on_hget_reply, op, "HGET %s %s", key, field) != REDIS_OK) {
         answer(c, op->handle, cb, started, CACHE_ERROR, NULL, 0);
@@ -465,12 +466,12 @@ void cache_invalidate(cache_client_t *c, request_t *rq, const char *key, cache_d
             freeReplyObject(r);
         else
             remember_del(c, key);
-        invalidated(rq, done);
+        invalidated(key, rq, done);
         return;
     }
     if (c->state != CACHE_UP || c->stalled_since_ms != 0) {
         remember_del(c, key);
-        invalidated(rq, done);
+        invalidated(key, rq, done);
         return;
     }
     cache_op_t *op = calloc(1, sizeof(*op));
@@ -486,7 +487,7 @@ void cache_invalidate(cache_client_t *c, request_t *rq, const char *key, cache_d
         request_release(op->handle);
         free(op->key);
         free(op);
-        invalidated(rq, done);
+        invalidated(key, rq, done);
         return;
     }
     h2o_timeout_link(c->loop, &c->op_timeout, &op->timeout_entry);

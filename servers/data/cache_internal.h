@@ -41,7 +41,6 @@ typedef struct cache_link {
 typedef struct cache_near {
     localcache_t *copy;
     uint64_t ttl_ms;
-    uint64_t seen_writes; /* cache_writes when last looked */
     int tracking;         /* CLIENT TRACKING acknowledged for the current tracker */
     uint64_t tracking_seq; /* bumped on every change, so a late ack is ignored */
     long long tracker_id;  /* CLIENT ID of the subscribed tracker; 0 = none */
@@ -92,20 +91,27 @@ uint64_t cache_real_ms(void);
 /* cache_near.c */
 cache_near_t *cache_near_create(cache_client_t *c);
 void cache_near_destroy(cache_client_t *c);
-/* Looks the copy up; 1 and *value, *len on a hit. Otherwise *since is the
- * epoch a later cache_near_fill needs (0: do not fill). */
+/* What a later cache_near_fill needs from the look-up that missed: the
+ * copy's epoch (0: do not fill) and the key's count of this process's
+ * writes, both taken before Redis is asked. */
+typedef struct cache_near_ticket {
+    uint64_t since;
+    uint64_t writes;
+} cache_near_ticket_t;
+
+/* Looks the copy up; 1 and *value, *len on a hit, else 0 and *ticket. */
 int cache_near_lookup(cache_client_t *c, const char *key, const char *field, const char **value, size_t *len,
-                      uint64_t *since);
-/* Keeps what Redis answered, unless invalidated since. */
+                      cache_near_ticket_t *ticket);
+/* Keeps what Redis answered, unless invalidated since the ticket. */
 void cache_near_fill(cache_client_t *c, const char *key, const char *field, const char *value, size_t len,
-                     uint64_t since);
+                     const cache_near_ticket_t *ticket);
 /* The command connection came up (ask for tracking) or went down. */
 void cache_near_cmd_up(cache_client_t *c);
 void cache_near_cmd_down(cache_client_t *c);
 /* Async: reconnects the tracker; called on every tick. */
 void cache_near_tick(cache_client_t *c);
-/* A write of this process invalidated an entry: every worker's copy is
- * dropped before the write answers. */
-void cache_near_written(void);
+/* A write of this process invalidated key: no worker answers it from its
+ * copy after this returns. */
+void cache_near_written(const char *key);
 
 #endif

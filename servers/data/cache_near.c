@@ -11,10 +11,11 @@
  *  - another sutlab (or anything else) changes a key: its name arrives on the
  *    tracker and the copy drops it; a reply read after that drop is refused
  *    (localcache's epoch rule: Redis documents that race);
- *  - a write in this process: cache_near_written() bumps a process-wide count
- *    before the write answers and every worker clears its copy at its next
- *    look-up, so read-your-writes holds across workers without waiting for
- *    Redis's message (which can lag the DEL's reply on another socket);
+ *  - a write in this process: cache_near_written() bumps the count of writes
+ *    of the key's stripe before the write answers; an entry remembers the
+ *    count it was read under and is dropped at its next look-up once the
+ *    count moved, so read-your-writes holds across workers without waiting
+ *    for Redis's message (which can lag the DEL's reply on another socket);
  *  - either connection lost, or tracking not yet acknowledged: the copy is
  *    cleared and unused, and look-ups go to Redis as without the flag.
  * NOLOOP is not used on purpose: with it, Redis forgets that a connection
@@ -32,12 +33,31 @@
 #define NEAR_MAX_KEYS 65536
 #define NEAR_CHANNEL "__redis__:invalidate"
 
-/* Writes of this process that invalidated something (see above). */
-static uint64_t cache_writes;
+/* Writes of this process per stripe of keys (see above): a key's writes are
+ * counted in the stripe its name hashes to, so a write to one category
+ * leaves the other categories' entries alone (a stripe shared by two keys
+ * costs a miss, never a stale answer). Lock-free: one atomic load per look-up. */
+#define NEAR_STRIPES 1024
+static uint64_t write_stripes[NEAR_STRIPES];
 
-void cache_near_written(void)
+static uint64_t *stripe_of(const char *key)
 {
-    __atomic_add_fetch(&cache_writes, 1, __ATOMIC_RELEASE);
+    uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+    for (; *key != '\0'; key++) {
+        h ^= (unsigned char)*key;
+        h *= 1099511628211ULL;
+    }
+    return &write_stripes[h % NEAR_STRIPES];
+}
+
+static uint64_t writes_of(const char *key)
+{
+    return __atomic_load_n(stripe_of(key), __ATOMIC_ACQUIRE);
+}
+
+void cache_near_written(const char *key)
+{
+    __atomic_add_fetch(stripe_of(key), 1, __ATOMIC_RELEASE);
 }
 
 static void publish_bytes(cache_client_t *c)
@@ -56,15 +76,6 @@ static void stop_trusting(cache_client_t *c)
     c->near->tracking = 0;
     c->near->tracking_seq++;
     forget_all(c);
-}
-
-static void catch_up_with_writes(cache_client_t *c)
-{
-    uint64_t w = __atomic_load_n(&cache_writes, __ATOMIC_ACQUIRE);
-    if (w != c->near->seen_writes) {
-        c->near->seen_writes = w;
-        forget_all(c);
-    }
 }
 
 static uint64_t near_now_ms(cache_client_t *c)
@@ -320,7 +331,6 @@ cache_near_t *cache_near_create(cache_client_t *c)
         return NULL;
     }
     n->ttl_ms = (uint64_t)c->settings.ttl_s * 1000;
-    n->seen_writes = __atomic_load_n(&cache_writes, __ATOMIC_ACQUIRE);
     n->tracker_backoff_ms = CACHE_BACKOFF_MIN_MS;
     n->tracker_state = CACHE_DOWN;
     c->near = n;
@@ -357,33 +367,39 @@ void cache_near_cmd_down(cache_client_t *c)
 }
 
 int cache_near_lookup(cache_client_t *c, const char *key, const char *field, const char **value, size_t *len,
-                      uint64_t *since)
+                      cache_near_ticket_t *ticket)
 {
     cache_near_t *n = c->near;
-    *since = 0;
+    uint64_t read_under;
+    ticket->since = 0;
     if (c->settings.sync)
         sync_poll_tracker(c);
-    catch_up_with_writes(c);
     if (!n->tracking || near_now_ms(c) - c->last_reply_ms > CACHE_NEAR_FRESH_MS ||
         (c->settings.sync ? c->rc == NULL : c->state != CACHE_UP || c->stalled_since_ms != 0))
         return 0;
-    if (localcache_get(n->copy, key, field, near_now_ms(c), value, len)) {
-        metrics_add(&c->metrics->cache_local_hits, 1);
-        return 1;
+    ticket->writes = writes_of(key);
+    if (localcache_get(n->copy, key, field, near_now_ms(c), value, len, &read_under)) {
+        if (read_under == ticket->writes) {
+            metrics_add(&c->metrics->cache_local_hits, 1);
+            return 1;
+        }
+        localcache_drop(n->copy, key); /* written since: every field of it */
+        publish_bytes(c);
     }
-    *since = localcache_epoch(n->copy);
+    ticket->since = localcache_epoch(n->copy);
     return 0;
 }
 
 void cache_near_fill(cache_client_t *c, const char *key, const char *field, const char *value, size_t len,
-                     uint64_t since)
+                     const cache_near_ticket_t *ticket)
 {
     cache_near_t *n = c->near;
     if (c->settings.sync)
         sync_poll_tracker(c); /* an invalidation that raced the reply */
-    catch_up_with_writes(c);
     if (!n->tracking)
         return;
-    localcache_put(n->copy, key, field, value, len, near_now_ms(c) + n->ttl_ms, since);
+    /* tagged with the writes counted before Redis was asked: if one came in
+     * between, the entry is dropped at its first look-up */
+    localcache_put(n->copy, key, field, value, len, near_now_ms(c) + n->ttl_ms, ticket->since, ticket->writes);
     publish_bytes(c);
 }

@@ -15,6 +15,7 @@ typedef struct lc_entry {
     lc_key_t *owner;
     uint64_t hash;
     uint64_t expires_ms;
+    uint64_t tag;
     char *field;
     char *value;
     size_t len;
@@ -232,7 +233,7 @@ static lc_key_t *key_for(localcache_t *lc, const char *name)
 }
 
 int localcache_get(localcache_t *lc, const char *key, const char *field, uint64_t now_ms, const char **value,
-                   size_t *len)
+                   size_t *len, uint64_t *tag)
 {
     lc_entry_t *e = find_entry(lc, key, field, hash_entry(key, field));
     if (e == NULL)
@@ -243,11 +244,12 @@ int localcache_get(localcache_t *lc, const char *key, const char *field, uint64_
     }
     *value = e->value;
     *len = e->len;
+    *tag = e->tag;
     return 1;
 }
 
 localcache_put_result_t localcache_put(localcache_t *lc, const char *key, const char *field, const char *value,
-                                       size_t len, uint64_t expires_ms, uint64_t since)
+                                       size_t len, uint64_t expires_ms, uint64_t since, uint64_t tag)
 {
     uint64_t hash = hash_entry(key, field);
     size_t cost = sizeof(lc_entry_t) + strlen(field) + 1 + len;
@@ -277,6 +279,7 @@ localcache_put_result_t localcache_put(localcache_t *lc, const char *key, const 
     e->cost = cost;
     e->hash = hash;
     e->expires_ms = expires_ms;
+    e->tag = tag;
     e->owner = k;
     e->key_next = k->entries;
     if (k->entries != NULL)

@@ -35,14 +35,15 @@ uint64_t localcache_epoch(const localcache_t *lc);
 
 /* Finds key/field if it expires after now_ms (an expired entry is removed).
  * Returns 1 with *value and *len valid until the next call that changes the
- * cache, or 0. */
+ * cache and *tag as put, or 0. */
 int localcache_get(localcache_t *lc, const char *key, const char *field, uint64_t now_ms, const char **value,
-                   size_t *len);
+                   size_t *len, uint64_t *tag);
 
 /* Stores a copy of value for key/field until expires_ms (replacing one),
- * unless key was dropped or the cache cleared after epoch `since`. */
+ * unless key was dropped or the cache cleared after epoch `since`. The tag
+ * is the caller's, handed back by get. */
 localcache_put_result_t localcache_put(localcache_t *lc, const char *key, const char *field, const char *value,
-                                       size_t len, uint64_t expires_ms, uint64_t since);
+                                       size_t len, uint64_t expires_ms, uint64_t since, uint64_t tag);
 
 /* Drops every field of key. */
 void localcache_drop(localcache_t *lc, const char *key);

@@ -332,9 +332,32 @@ class CacheLocalScenarios:
         if stale:
             self.fail("%d stale reads:\n%s" % (len(stale), "\n".join(stale[:10])))
 
+    def test_api_write_keeps_the_other_categories_copies(self):
+        """A write drops the copies of its own category only: another category's listing is still
+        answered from memory right after it (writes are counted per key, not per process)."""
+        env = self.start_env()
+        cat_w, cat_o = 2, 3
+        sid, owner = self.store_in(env, cat_w, status="OPENED")
+        token = make_session(env.url, owner)
+        self.wait_local(env.srv, cat_w)
+        other = self.wait_local(env.srv, cat_o)
+        s, _, b = env.srv.request("PATCH", "/stores/%d/closed" % sid, headers=auth(token), timeout=5.0)
+        self.assertEqual(s, 200, b)
+        s, h, b = listing(env.srv, cat_w)
+        self.assertEqual(s, 200)
+        self.assertEqual(h.get("x-cache"), "MISS", "the written category must come from PostgreSQL")
+        self.assertEqual(json.loads(b), db_listing(env.url, cat_w))
+        self.assertEqual(open_statuses(b, sid), ["CLOSED"])
+        l0 = local_hits(env.srv)
+        s, h, b = listing(env.srv, cat_o)
+        self.assertEqual((s, h.get("x-cache")), (200, "HIT"))
+        self.assertEqual(b, other)
+        self.assertEqual(local_hits(env.srv) - l0, 1, "category %d was not answered from memory after a write to"
+                                                      " category %d" % (cat_o, cat_w))
+
     def test_api_write_while_redis_paused_visible_on_every_worker(self):
         """With Redis frozen (SIGSTOP) nothing can reach the trackers: the DEL times out, the write
-        answers anyway, and only the process's own write count keeps the other worker from
+        answers anyway, and only the process's own count of writes per key keeps the other worker from
         answering with its copy. (In the test above Redis's message usually arrives in time too.)"""
         env = self.start_env(workers=2)
         cat = 5

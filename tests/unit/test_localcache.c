@@ -25,7 +25,8 @@ static const char *get(const char *key, const char *field, uint64_t now_ms)
 {
     const char *v = NULL;
     size_t len = 0;
-    if (!localcache_get(lc, key, field, now_ms, &v, &len))
+    uint64_t tag;
+    if (!localcache_get(lc, key, field, now_ms, &v, &len, &tag))
         return NULL;
     ck_assert_uint_eq(strlen(v), len);
     return v;
@@ -33,7 +34,7 @@ static const char *get(const char *key, const char *field, uint64_t now_ms)
 
 static localcache_put_result_t put(const char *key, const char *field, const char *value, uint64_t expires_ms)
 {
-    return localcache_put(lc, key, field, value, strlen(value), expires_ms, localcache_epoch(lc));
+    return localcache_put(lc, key, field, value, strlen(value), expires_ms, localcache_epoch(lc), 0);
 }
 
 START_TEST(stores_and_finds_fields)
@@ -69,10 +70,29 @@ START_TEST(values_may_hold_nul_bytes)
     const char v[] = {'a', '\0', 'b'};
     const char *out;
     size_t len;
-    ck_assert_int_eq(localcache_put(lc, "k", "f", v, sizeof(v), 100, localcache_epoch(lc)), LOCALCACHE_STORED);
-    ck_assert_int_eq(localcache_get(lc, "k", "f", 0, &out, &len), 1);
+    uint64_t tag;
+    ck_assert_int_eq(localcache_put(lc, "k", "f", v, sizeof(v), 100, localcache_epoch(lc), 0), LOCALCACHE_STORED);
+    ck_assert_int_eq(localcache_get(lc, "k", "f", 0, &out, &len, &tag), 1);
     ck_assert_uint_eq(len, 3);
     ck_assert_int_eq(memcmp(out, v, 3), 0);
+}
+END_TEST
+
+START_TEST(the_tag_comes_back)
+{
+    const char *v;
+    size_t len;
+    uint64_t tag = 0;
+    ck_assert_int_eq(localcache_put(lc, "k", "all", "[1]", 3, 100, localcache_epoch(lc), 41), LOCALCACHE_STORED);
+    ck_assert_int_eq(localcache_put(lc, "k", "a:x", "[2]", 3, 100, localcache_epoch(lc), 7), LOCALCACHE_STORED);
+    ck_assert_int_eq(localcache_get(lc, "k", "all", 0, &v, &len, &tag), 1);
+    ck_assert_uint_eq(tag, 41);
+    ck_assert_int_eq(localcache_get(lc, "k", "a:x", 0, &v, &len, &tag), 1);
+    ck_assert_uint_eq(tag, 7);
+    /* a replacement carries its own */
+    ck_assert_int_eq(localcache_put(lc, "k", "all", "[3]", 3, 100, localcache_epoch(lc), 42), LOCALCACHE_STORED);
+    ck_assert_int_eq(localcache_get(lc, "k", "all", 0, &v, &len, &tag), 1);
+    ck_assert_uint_eq(tag, 42);
 }
 END_TEST
 
@@ -107,16 +127,16 @@ START_TEST(a_put_started_before_a_drop_is_refused)
 {
     uint64_t before = localcache_epoch(lc);
     localcache_drop(lc, "k");
-    ck_assert_int_eq(localcache_put(lc, "k", "all", "old", 3, 100, before), LOCALCACHE_STALE);
+    ck_assert_int_eq(localcache_put(lc, "k", "all", "old", 3, 100, before, 0), LOCALCACHE_STALE);
     ck_assert_ptr_null(get("k", "all", 0));
     /* other keys are not affected by that drop */
-    ck_assert_int_eq(localcache_put(lc, "j", "all", "ok", 2, 100, before), LOCALCACHE_STORED);
+    ck_assert_int_eq(localcache_put(lc, "j", "all", "ok", 2, 100, before, 0), LOCALCACHE_STORED);
     /* and a put started after the drop goes in */
     ck_assert_int_eq(put("k", "all", "new", 100), LOCALCACHE_STORED);
     /* a drop of a key never stored still refuses the puts in flight */
     before = localcache_epoch(lc);
     localcache_drop(lc, "never-seen");
-    ck_assert_int_eq(localcache_put(lc, "never-seen", "f", "x", 1, 100, before), LOCALCACHE_STALE);
+    ck_assert_int_eq(localcache_put(lc, "never-seen", "f", "x", 1, 100, before, 0), LOCALCACHE_STALE);
 }
 END_TEST
 
@@ -128,7 +148,7 @@ START_TEST(a_put_started_before_a_clear_is_refused)
     ck_assert_uint_eq(localcache_count(lc), 0);
     ck_assert_uint_eq(localcache_bytes(lc), 0);
     ck_assert_ptr_null(get("k", "all", 0));
-    ck_assert_int_eq(localcache_put(lc, "j", "all", "x", 1, 100, before), LOCALCACHE_STALE);
+    ck_assert_int_eq(localcache_put(lc, "j", "all", "x", 1, 100, before, 0), LOCALCACHE_STALE);
     ck_assert_int_eq(put("j", "all", "x", 100), LOCALCACHE_STORED);
 }
 END_TEST
@@ -138,15 +158,15 @@ START_TEST(bytes_are_bounded)
     localcache_t *small = localcache_create(4096, 1000);
     char big[3000];
     memset(big, 'x', sizeof(big));
-    ck_assert_int_eq(localcache_put(small, "k", "1", big, sizeof(big), 100, localcache_epoch(small)),
+    ck_assert_int_eq(localcache_put(small, "k", "1", big, sizeof(big), 100, localcache_epoch(small), 0),
                      LOCALCACHE_STORED);
-    ck_assert_int_eq(localcache_put(small, "k", "2", big, sizeof(big), 100, localcache_epoch(small)),
+    ck_assert_int_eq(localcache_put(small, "k", "2", big, sizeof(big), 100, localcache_epoch(small), 0),
                      LOCALCACHE_FULL);
     ck_assert_uint_le(localcache_bytes(small), 4096);
     ck_assert_uint_eq(localcache_count(small), 1);
     /* room comes back when entries go */
     localcache_drop(small, "k");
-    ck_assert_int_eq(localcache_put(small, "k", "2", big, sizeof(big), 100, localcache_epoch(small)),
+    ck_assert_int_eq(localcache_put(small, "k", "2", big, sizeof(big), 100, localcache_epoch(small), 0),
                      LOCALCACHE_STORED);
     localcache_destroy(small);
 }
@@ -159,7 +179,7 @@ START_TEST(key_bookkeeping_is_bounded)
     for (int i = 0; i < 100; i++) {
         snprintf(key, sizeof(key), "k%d", i);
         localcache_drop(few, key); /* what hostile category ids would cause */
-        localcache_put(few, key, "all", "[]", 2, 100, localcache_epoch(few));
+        localcache_put(few, key, "all", "[]", 2, 100, localcache_epoch(few), 0);
         ck_assert_uint_le(localcache_count(few), 8);
     }
     ck_assert_uint_lt(localcache_bytes(few), 8 * 1024);
@@ -172,22 +192,23 @@ START_TEST(many_entries_survive_growth)
     char key[32], val[32];
     const char *v;
     size_t len;
+    uint64_t tag;
     for (int i = 0; i < 5000; i++) {
         snprintf(key, sizeof(key), "sutlab:stores:category:%d", i % 50);
         snprintf(val, sizeof(val), "v%d", i);
-        ck_assert_int_eq(localcache_put(lc, key, val, val, strlen(val), 100, localcache_epoch(lc)), LOCALCACHE_STORED);
+        ck_assert_int_eq(localcache_put(lc, key, val, val, strlen(val), 100, localcache_epoch(lc), 0), LOCALCACHE_STORED);
     }
     ck_assert_uint_eq(localcache_count(lc), 5000);
     for (int i = 0; i < 5000; i++) {
         snprintf(key, sizeof(key), "sutlab:stores:category:%d", i % 50);
         snprintf(val, sizeof(val), "v%d", i);
-        ck_assert_int_eq(localcache_get(lc, key, val, 0, &v, &len), 1);
+        ck_assert_int_eq(localcache_get(lc, key, val, 0, &v, &len, &tag), 1);
         ck_assert_str_eq(v, val);
     }
     localcache_drop(lc, "sutlab:stores:category:7");
     ck_assert_uint_eq(localcache_count(lc), 4900);
-    ck_assert_int_eq(localcache_get(lc, "sutlab:stores:category:7", "v7", 0, &v, &len), 0);
-    ck_assert_int_eq(localcache_get(lc, "sutlab:stores:category:8", "v8", 0, &v, &len), 1);
+    ck_assert_int_eq(localcache_get(lc, "sutlab:stores:category:7", "v7", 0, &v, &len, &tag), 0);
+    ck_assert_int_eq(localcache_get(lc, "sutlab:stores:category:8", "v8", 0, &v, &len, &tag), 1);
 }
 END_TEST
 
@@ -199,6 +220,7 @@ int main(void)
     tcase_add_test(tc, stores_and_finds_fields);
     tcase_add_test(tc, key_and_field_boundaries_do_not_collide);
     tcase_add_test(tc, values_may_hold_nul_bytes);
+    tcase_add_test(tc, the_tag_comes_back);
     tcase_add_test(tc, entries_expire);
     tcase_add_test(tc, drop_removes_every_field_of_a_key_only);
     tcase_add_test(tc, a_put_started_before_a_drop_is_refused);
