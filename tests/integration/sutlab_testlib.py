@@ -323,6 +323,28 @@ class RawConn:
         return RawResponse(version, status, reason, hl, body, raw)
 
 
+def start_class_server(srv, tmp):
+    """setUpClass's start of a server whose files live in tmp: on failure the server is closed and
+    tmp removed before the error goes up (tearDownClass does not run then). Returns srv."""
+    try:
+        srv.start()
+    except BaseException:
+        srv.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return srv
+
+
+def stop_class_server(srv, tmp):
+    """tearDownClass's end of it: the server must stop cleanly (finish() checks its exit and
+    sanitizer reports), and tmp goes whatever happens."""
+    try:
+        srv.finish()
+    finally:
+        srv.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def build_request(method, path, headers=None, body=None, version="HTTP/1.1", host="127.0.0.1"):
     """Serialise a request. Adds Host (unless given) and Content-Length for a body."""
     headers = list((headers or {}).items()) if isinstance(headers, dict) else list(headers or [])

@@ -20,14 +20,15 @@ Contracts: docs/board-api.md "Authentication", README.md (errors), shared/spec/a
 
 import json
 import os
-import shutil
 import sys
 import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from boardlib import BCRYPT_COST, FIXTURE_PASSWORD, TOKEN_RE, BoardCase, q, token_hash_hex  # noqa: E402
-from sutlab_testlib import NoResponse, RawConn, Server, build_request, source_root  # noqa: E402
+from sutlab_testlib import (  # noqa: E402
+    NoResponse, RawConn, Server, build_request, source_root, start_class_server, stop_class_server,
+)
 
 ALL_TABLES = ("users", "sessions", "follows", "articles", "tags", "article_tags", "favorites", "comments",
               "store_categories", "stores", "menus")
@@ -311,21 +312,11 @@ class Docroot(unittest.TestCase):
         os.symlink("../secret.txt", os.path.join(cls.root, "relative-link.txt"))
         os.symlink(outside, os.path.join(cls.root, "link-to-outside"))
         os.symlink("public.txt", os.path.join(cls.root, "inside-link.txt"))  # stays inside: may be served
-        cls.srv = Server(docroot=cls.root)
-        try:
-            cls.srv.start()
-        except BaseException:
-            cls.srv.close()
-            shutil.rmtree(cls.tmp, ignore_errors=True)
-            raise
+        cls.srv = start_class_server(Server(docroot=cls.root), cls.tmp)
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.srv.finish()
-        finally:
-            cls.srv.close()
-            shutil.rmtree(cls.tmp, ignore_errors=True)
+        stop_class_server(cls.srv, cls.tmp)
 
     def fetch(self, path):
         with RawConn(self.srv.port) as conn:

@@ -11,7 +11,6 @@ import calendar
 import gzip
 import json
 import os
-import shutil
 import sys
 import tempfile
 import threading
@@ -22,7 +21,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sutlab_testlib import (  # noqa: E402
     NoResponse, RawConn, Server, build_request, header_tokens, media_type, parse_http_date,
-    parse_metrics, server_timing_app_dur, source_root,
+    parse_metrics, server_timing_app_dur, source_root, start_class_server, stop_class_server,
 )
 
 MiB = 1 << 20
@@ -114,21 +113,11 @@ class CoreHTTP(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="sutlab-http-")
         cls.docroot, cls.files = make_docroot(cls.tmp)
-        cls.srv = Server(docroot=cls.docroot)
-        try:
-            cls.srv.start()
-        except BaseException:
-            cls.srv.close()
-            shutil.rmtree(cls.tmp, ignore_errors=True)
-            raise
+        cls.srv = start_class_server(Server(docroot=cls.docroot), cls.tmp)
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.srv.finish()
-        finally:
-            cls.srv.close()
-            shutil.rmtree(cls.tmp, ignore_errors=True)
+        stop_class_server(cls.srv, cls.tmp)
 
     # ------------------------------------------------------------------ health check
 
@@ -469,21 +458,11 @@ class KeepAliveOff(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="sutlab-ka0-")
         cls.docroot, cls.files = make_docroot(cls.tmp)
-        cls.srv = Server(docroot=cls.docroot, extra_args=["--keepalive-timeout", "0"])
-        try:
-            cls.srv.start()
-        except BaseException:
-            cls.srv.close()
-            shutil.rmtree(cls.tmp, ignore_errors=True)
-            raise
+        cls.srv = start_class_server(Server(docroot=cls.docroot, extra_args=["--keepalive-timeout", "0"]), cls.tmp)
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.srv.finish()
-        finally:
-            cls.srv.close()
-            shutil.rmtree(cls.tmp, ignore_errors=True)
+        stop_class_server(cls.srv, cls.tmp)
 
     def check_closed_after_one(self, version, headers, path="/health_check"):
         with self.srv.raw_conn() as conn:
@@ -539,21 +518,11 @@ class Gzip(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="sutlab-gz-")
         cls.docroot, cls.files = make_docroot(cls.tmp)
-        cls.srv = Server(docroot=cls.docroot, extra_args=["--gzip"])
-        try:
-            cls.srv.start()
-        except BaseException:
-            cls.srv.close()
-            shutil.rmtree(cls.tmp, ignore_errors=True)
-            raise
+        cls.srv = start_class_server(Server(docroot=cls.docroot, extra_args=["--gzip"]), cls.tmp)
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.srv.finish()
-        finally:
-            cls.srv.close()
-            shutil.rmtree(cls.tmp, ignore_errors=True)
+        stop_class_server(cls.srv, cls.tmp)
 
     def test_gzip_static_json_and_text(self):
         for name in ("data.json", "big.txt"):

@@ -19,6 +19,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sutlab_testlib import (  # noqa: E402
     Server, build_request, check_histograms, content_type_params, media_type, parse_float, parse_metrics, run_cli,
+    start_class_server, stop_class_server,
 )
 
 REQ = "http_requests_total"
@@ -53,21 +54,11 @@ class CoreMetrics(unittest.TestCase):
         os.makedirs(cls.docroot)
         with open(os.path.join(cls.docroot, "file.txt"), "wb") as f:
             f.write(b"static file for metrics\n")
-        cls.srv = Server(docroot=cls.docroot)
-        try:
-            cls.srv.start()
-        except BaseException:
-            cls.srv.close()
-            shutil.rmtree(cls.tmp, ignore_errors=True)
-            raise
+        cls.srv = start_class_server(Server(docroot=cls.docroot), cls.tmp)
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.srv.finish()
-        finally:
-            cls.srv.close()
-            shutil.rmtree(cls.tmp, ignore_errors=True)
+        stop_class_server(cls.srv, cls.tmp)
 
     def scrape(self):
         return self.srv.metrics()

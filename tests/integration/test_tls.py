@@ -20,7 +20,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import RawConn, Server, build_request, free_port, header_tokens, run_cli  # noqa: E402
+from sutlab_testlib import (  # noqa: E402
+    RawConn, Server, build_request, free_port, header_tokens, run_cli, start_class_server, stop_class_server,
+)
 
 NO_DB = ["--db-url", "postgresql://nobody@127.0.0.1:1/none"]
 H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -62,23 +64,13 @@ class TLSBase(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="sutlab-tls-")
         cls.cert, cls.key = make_cert(cls.tmp)
         cls.tls_port = free_port()
-        cls.srv = Server(workers=cls.WORKERS,
+        cls.srv = start_class_server(Server(workers=cls.WORKERS,
                          extra_args=NO_DB + ["--tls-listen", "127.0.0.1:%d" % cls.tls_port, "--tls-cert", cls.cert,
-                                             "--tls-key", cls.key] + list(cls.EXTRA))
-        try:
-            cls.srv.start()
-        except BaseException:
-            cls.srv.close()
-            shutil.rmtree(cls.tmp, ignore_errors=True)
-            raise
+                                             "--tls-key", cls.key] + list(cls.EXTRA)), cls.tmp)
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.srv.finish()
-        finally:
-            cls.srv.close()
-            shutil.rmtree(cls.tmp, ignore_errors=True)
+        stop_class_server(cls.srv, cls.tmp)
 
     def context(self, alpn=("http/1.1",), max_version=None):
         ctx = ssl.create_default_context(cafile=self.cert)  # verifies the chain and the name
