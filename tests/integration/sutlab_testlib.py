@@ -323,6 +323,19 @@ class RawConn:
         return RawResponse(version, status, reason, hl, body, raw)
 
 
+def migrate_and_seed(url, size="tiny", bcrypt_cost=None, timeout=300):
+    """`sutlab db migrate`, then `sutlab db seed --size SIZE`, into the database at url; raises
+    AssertionError with sutlab's stderr if either fails."""
+    seed = ["db", "seed", "--size", size, "--db-url", url]
+    if bcrypt_cost is not None:
+        seed += ["--bcrypt-cost", str(bcrypt_cost)]
+    for cmd in (["db", "migrate", "--db-url", url], seed):
+        p = subprocess.run([sutlab_bin()] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=timeout, env=clean_env())
+        if p.returncode != 0:
+            raise AssertionError("sutlab %s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr))
+
+
 def start_class_server(srv, tmp):
     """setUpClass's start of a server whose files live in tmp: on failure the server is closed and
     tmp removed before the error goes up (tearDownClass does not run then). Returns srv."""

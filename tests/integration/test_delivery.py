@@ -22,8 +22,8 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgtest import FreshDatabase, psql, scalar, server_url  # noqa: E402
-from sutlab_testlib import (Metrics, Server, build_request, check_histograms, clean_env, media_type,  # noqa: E402
-                            parse_float, sutlab_bin)
+from sutlab_testlib import (Metrics, Server, build_request, check_histograms, media_type,  # noqa: E402
+                            migrate_and_seed, parse_float)
 
 CLIENT_TIMEOUT = 5.0
 STORE_FIELDS = {"id": int, "name": str, "phone": str, "address": str, "ownerId": int,
@@ -146,11 +146,7 @@ class Env:
         server_url()
         redis_port()
         self.url = self.db.create()
-        for cmd in (["db", "migrate", "--db-url", self.url], ["db", "seed", "--size", "tiny", "--db-url", self.url]):
-            proc = subprocess.run([sutlab_bin()] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  timeout=120, env=clean_env())
-            if proc.returncode != 0:
-                raise AssertionError("sutlab %s failed (%d): %s" % (" ".join(cmd), proc.returncode, proc.stderr))
+        migrate_and_seed(self.url, timeout=120)
         self.flush()
         self.srv = Server(extra_args=["--db-url", self.url] + self.args, workers=self.workers)
         self.srv.start()

@@ -32,9 +32,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgtest import FreshDatabase, psql, scalar  # noqa: E402
 from sutlab_testlib import (IncompleteResponse, MalformedResponse, NoResponse, RawConn, Server,  # noqa: E402
-                            clean_env, media_type, sutlab_bin)
-
-import subprocess  # noqa: E402
+                            media_type, migrate_and_seed)
 
 REQ_TIMEOUT = 2  # --keepalive-timeout: also the time a client has to send a whole request
 LEAKS = ("SELECT", "ERROR:", "/work/", "postgres", "INSERT", "UPDATE ", "DELETE FROM", "libpq", ".c:",
@@ -83,12 +81,7 @@ class Base(unittest.TestCase):
         cls.url = cls.db.create()
         cls.srv = None
         try:
-            for cmd in (["db", "migrate", "--db-url", cls.url],
-                        ["db", "seed", "--size", "tiny", "--bcrypt-cost", "4", "--db-url", cls.url]):
-                p = subprocess.run([sutlab_bin()] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   timeout=180, env=clean_env())
-                if p.returncode != 0:
-                    raise AssertionError("sutlab %s: %s" % (" ".join(cmd), p.stderr))
+            migrate_and_seed(cls.url, bcrypt_cost=4, timeout=180)
             cls.token = make_session(cls.url, 1)
             cls.category = int(scalar(cls.url, "SELECT min(id) FROM store_categories"))
             cls.slug = scalar(cls.url, "SELECT slug FROM articles ORDER BY id LIMIT 1")

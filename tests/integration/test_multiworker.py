@@ -24,8 +24,8 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgtest import FreshDatabase, scalar  # noqa: E402
-from sutlab_testlib import (IncompleteResponse, NoResponse, RawConn, Server, build_request, clean_env,  # noqa: E402
-                            parse_metrics, sutlab_bin)
+from sutlab_testlib import (IncompleteResponse, NoResponse, RawConn, Server, build_request,  # noqa: E402
+                            migrate_and_seed, parse_metrics)
 
 DURATION = float(os.environ.get("SUTLAB_MULTIWORKER_SECONDS", "6"))
 
@@ -84,12 +84,7 @@ class TwoWorkers:
         cls.url = cls.db.create()
         cls.srv = None
         try:
-            for cmd in (["db", "migrate", "--db-url", cls.url],
-                        ["db", "seed", "--size", "tiny", "--bcrypt-cost", "4", "--db-url", cls.url]):
-                p = subprocess.run([sutlab_bin()] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   timeout=300, env=clean_env())
-                if p.returncode != 0:
-                    raise AssertionError("sutlab %s: %s" % (" ".join(cmd), p.stderr))
+            migrate_and_seed(cls.url, bcrypt_cost=4)
             subprocess.run(["redis-cli", "-p", redis_url(cls.REDIS_DB).split(":")[2].split("/")[0], "-n",
                             str(cls.REDIS_DB), "FLUSHDB"], stdout=subprocess.DEVNULL, check=True, timeout=10)
             cls.srv = Server(extra_args=["--db-url", cls.url, "--db-mode", cls.MODE, "--redis-url",

@@ -18,7 +18,6 @@ import resource
 import selectors
 import socket
 import struct
-import subprocess
 import sys
 import threading
 import time
@@ -26,7 +25,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgtest import FreshDatabase  # noqa: E402
-from sutlab_testlib import Server, clean_env, sutlab_bin  # noqa: E402
+from sutlab_testlib import Server, migrate_and_seed  # noqa: E402
 
 N_CONNECTIONS = int(os.environ.get("SUTLAB_TEST_CONNECTIONS", "10000"))
 RSS_BOUND_MB = 500
@@ -78,10 +77,7 @@ class TenThousandConnections(unittest.TestCase):
         self.db = FreshDatabase(prefix="sutlab_overload")
         url = self.db.create()
         self.addCleanup(self.db.drop)
-        for cmd in (["db", "migrate", "--db-url", url], ["db", "seed", "--size", "tiny", "--db-url", url]):
-            p = subprocess.run([sutlab_bin()] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               timeout=180, env=clean_env())
-            self.assertEqual(p.returncode, 0, p.stderr)
+        migrate_and_seed(url, timeout=180)
         self.srv = Server(extra_args=["--db-url", url, "--keepalive-timeout", "120", "--backlog", "4096"], workers=2)
         self.srv.start()
         self.addCleanup(self.srv.close)
