@@ -59,7 +59,6 @@ int cache_adapter_attach(cache_link_t *link, h2o_evloop_t *loop, redisAsyncConte
     int fd = dup(ac->c.fd);
     if (fd == -1)
         return -1;
-    link->loop = loop;
     link->ac = ac;
     link->sock = h2o_evloop_socket_create(loop, fd, H2O_SOCKET_FLAG_DONT_READ);
     link->sock->data = link;

@@ -30,7 +30,6 @@ typedef enum cache_state {
 
 /* One hiredis async connection driven by the worker's h2o loop. */
 typedef struct cache_link {
-    h2o_evloop_t *loop;
     redisAsyncContext *ac;
     h2o_socket_t *sock;
 } cache_link_t;
