@@ -63,11 +63,11 @@ PROFILE = {  # components/schemas/Profile
     "following": "boolean",
 }
 
-USER = {  # components/schemas/User (docs: bio a string, "" until set; image string or null)
+USER = {  # components/schemas/User (bio and image: string or null, null until set)
     "email": "string",
     "token": "string",
     "username": "string",
-    "bio": "string",
+    "bio": "nullable-string",
     "image": "nullable-string",
 }
 

@@ -37,9 +37,9 @@ class ArticlesCore:
         self.assertEqual(a["slug"], "how-to-train-your-dragon-%d" % aid)
         self.assertEqual((a["title"], a["description"], a["body"]),
                          (title, "Ever wonder how?", "It takes a Jacobian"))
-        self.assertEqual(a["tagList"], ["dragons", "training", "angularjs"], "order kept, duplicates dropped")
+        self.assertEqual(a["tagList"], ["angularjs", "dragons", "training"], "sorted, duplicates dropped")
         self.assertEqual((a["favorited"], a["favoritesCount"]), (False, 0))
-        self.assertEqual(a["author"], {"username": user["username"], "bio": "", "image": None, "following": False})
+        self.assertEqual(a["author"], {"username": user["username"], "bio": None, "image": None, "following": False})
         self.assertLessEqual(parse_ts(a["createdAt"]), parse_ts(a["updatedAt"]))
         # the row as stored
         row = self.rows("SELECT title, description, body, author_id, favorites_count,"
@@ -112,11 +112,11 @@ class ArticlesCore:
                        token=token, expect=200).json["article"]
         self.assertEqual((u2["slug"], u2["title"], u2["description"], u2["body"]),
                          (u["slug"], "Did you train your dragon?", "d1", "b1"))
-        # tagList replaced, order kept
+        # tagList replaced, sorted
         u3 = self.call("PUT", "/api/articles/" + q(u["slug"]), {"article": {"tagList": ["y1", "x1", "y1"]}},
                        token=token, expect=200).json["article"]
-        self.assertEqual(u3["tagList"], ["y1", "x1"])
-        self.assertEqual(self.get_article(u["slug"]).json["article"]["tagList"], ["y1", "x1"])
+        self.assertEqual(u3["tagList"], ["x1", "y1"])
+        self.assertEqual(self.get_article(u["slug"]).json["article"]["tagList"], ["x1", "y1"])
         self.assertEqual(self.rows("SELECT slug, title, description, body FROM articles WHERE id = %d" % aid),
                          [[u["slug"], "Did you train your dragon?", "d1", "b1"]])
         # bad values: 422, row unchanged
@@ -352,6 +352,8 @@ class Listing(BoardCase):
     def expected_count(self, total, offset, returned):
         if self.COUNT_PAGINATION:
             return total
+        if returned == 0 and offset > 0:  # a page past the end: the server counts (docs/board-api.md)
+            return total
         return offset + returned + (1 if offset + returned < total else 0)
 
     def slugs(self, doc):
@@ -382,7 +384,7 @@ class Listing(BoardCase):
                 k = art["k"]
                 self.assertEqual(item["title"], "Article %02d by %s" % (k, art["author"]))
                 self.assertEqual(item["description"], "about %d" % k)
-                self.assertEqual(item["tagList"], art["tags"])
+                self.assertEqual(item["tagList"], sorted(art["tags"]))
                 self.assertEqual(item["author"]["username"], self.name(art["author"]))
                 fav_count = sum(1 for pred in FAVORITES.values() if pred(k))
                 self.assertEqual(item["favoritesCount"], fav_count, item)
@@ -447,7 +449,7 @@ class Listing(BoardCase):
         doc = self.list_articles(offset=1000000).json
         self.assertEqual(doc["articles"], [])
         self.assertEqual(doc["articlesCount"], self.expected_count(total, 1000000, 0))
-        self.assertEqual(doc["articlesCount"], N_ARTICLES if self.COUNT_PAGINATION else 1000000)
+        self.assertEqual(doc["articlesCount"], N_ARTICLES)
 
     def test_bad_paging_parameters_422(self):
         for value in ("0", "101", "-1", "abc", "1.5", "1e2", "99999999999999999999", "0x10", "5abc"):
@@ -524,7 +526,7 @@ class SeededIndex(BoardCase):
             self.assertEqual(item["favoritesCount"], self.count("favorites", "article_id = %d" % aid), item["slug"])
             self.assertEqual(item["tagList"], self.sql(
                 "SELECT t.name FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE at.article_id = %d"
-                " ORDER BY at.position" % aid).split(), item["slug"])
+                " ORDER BY t.name COLLATE \"C\"" % aid).split(), item["slug"])
         tag = self.scalar("SELECT name FROM tags ORDER BY name LIMIT 1")
         doc = self.list_articles(tag=tag, limit=100).json
         self.assertEqual(doc["articlesCount"], int(self.scalar(

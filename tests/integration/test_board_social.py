@@ -27,7 +27,7 @@ class SocialCore:
         path = "/api/profiles/" + q(b["username"])
         p = self.call("GET", path, expect=200).json["profile"]
         check_schema(self, p, PROFILE, "profile")
-        self.assertEqual(p, {"username": b["username"], "bio": "", "image": None, "following": False})
+        self.assertEqual(p, {"username": b["username"], "bio": None, "image": None, "following": False})
         self.assertFalse(self.call("GET", path, token=ta, expect=200).json["profile"]["following"])
         aid, bid = self.user_id(a["username"]), self.user_id(b["username"])
         for _ in range(2):  # idempotent

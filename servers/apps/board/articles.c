@@ -130,7 +130,10 @@ typedef struct list_state {
     int feed;
     int pending;      /* queries still out */
     int failed;       /* one failed and the response went out */
-    long long count;  /* --count-pagination */
+    int counted;      /* count holds the exact total */
+    long long count;  /* --count-pagination, or a page past the end */
+    const pg_statement_t *count_stmt;
+    const char *filter[3]; /* the count statement's parameters */
     jsonw_t page;     /* the articles, written when their rows arrive */
     long long returned;
     int more;         /* without count: a row past the page exists */
@@ -142,7 +145,7 @@ static void finish_list(request_t *rq)
     long long total;
     if (--st->pending > 0 || st->failed)
         return;
-    if (rq->worker->server->cfg->count_pagination)
+    if (st->counted)
         total = st->count;
     else /* simplePaginate(): exact on the last page, a lower bound before */
         total = st->offset + st->returned + (st->more ? 1 : 0);
@@ -162,6 +165,18 @@ static void fail_list(request_t *rq, const pg_result_t *res)
     app_fail_db(rq, res);
 }
 
+static void on_count(request_t *rq, const pg_result_t *res)
+{
+    list_state_t *st = rq->app;
+    if (res->status != PG_OK) {
+        fail_list(rq, res);
+        return;
+    }
+    st->count = strtoll(PQgetvalue(res->res, 0, 0), NULL, 10);
+    st->counted = 1;
+    finish_list(rq);
+}
+
 static void on_page(request_t *rq, const pg_result_t *res)
 {
     list_state_t *st = rq->app;
@@ -175,6 +190,12 @@ static void on_page(request_t *rq, const pg_result_t *res)
         rows = (int)st->limit;
     }
     st->returned = rows;
+    /* An empty page past the end says nothing of the total (offset would
+     * overstate it): only then, without --count-pagination, count. */
+    if (!st->failed && rows == 0 && st->offset > 0 && !rq->worker->server->cfg->count_pagination) {
+        st->pending++;
+        pg_query(rq->worker->pg, rq, st->count_stmt, st->filter, on_count);
+    }
     if (!st->failed) {
         jsonw_init(&st->page, &rq->req->pool, 64 + 700 * (size_t)rows);
         jsonw_raw(&st->page, H2O_STRLIT("{\"articles\":["));
@@ -187,17 +208,6 @@ static void on_page(request_t *rq, const pg_result_t *res)
     finish_list(rq);
 }
 
-static void on_count(request_t *rq, const pg_result_t *res)
-{
-    list_state_t *st = rq->app;
-    if (res->status != PG_OK) {
-        fail_list(rq, res);
-        return;
-    }
-    st->count = strtoll(PQgetvalue(res->res, 0, 0), NULL, 10);
-    finish_list(rq);
-}
-
 static void list_as(request_t *rq, long long viewer)
 {
     list_state_t *st = rq->app;
@@ -206,7 +216,7 @@ static void list_as(request_t *rq, long long viewer)
     const pg_statement_t *list, *count;
     const char *page[6] = {app_itoa(rq, viewer), app_itoa(rq, counting ? st->limit : st->limit + 1),
                            app_itoa(rq, st->offset)};
-    const char *filter[3] = {NULL, NULL, NULL};
+    const char **filter = st->filter;
 
     if (st->feed) {
         list = &list_feed, count = &count_feed;
@@ -224,6 +234,7 @@ static void list_as(request_t *rq, long long viewer)
         count = st->tag != NULL ? &count_tag : st->author != NULL ? &count_author : &count_favorited;
         page[3] = filter[0] = value;
     }
+    st->count_stmt = count;
     /* both queries go out in the same pass, so they share a round trip */
     st->pending = counting ? 2 : 1;
     if (counting)
@@ -323,7 +334,7 @@ typedef struct write_state {
 /* After a write matched no row: a missing article (404) or someone else's (403). */
 static void on_author(request_t *rq, const pg_result_t *res)
 {
-    app_explain_no_row(rq, res, "article", "belongs to another author");
+    app_explain_no_row(rq, res, "article");
 }
 
 static void explain_no_row(request_t *rq)

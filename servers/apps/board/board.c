@@ -15,16 +15,28 @@ static int is_true(PGresult *r, int row, int col)
     return PQgetvalue(r, row, col)[0] == 't';
 }
 
+json_t *board_nullable_json(PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? json_null() : json_string(PQgetvalue(r, row, col));
+}
+
 json_t *board_profile_json(PGresult *r, int row, int col)
 {
-    return json_pack("{s:s,s:s,s:o,s:b}", "username", PQgetvalue(r, row, col), "bio", PQgetvalue(r, row, col + 1),
-                     "image", PQgetisnull(r, row, col + 2) ? json_null() : json_string(PQgetvalue(r, row, col + 2)),
-                     "following", is_true(r, row, col + 3));
+    return json_pack("{s:s,s:o,s:o,s:b}", "username", PQgetvalue(r, row, col), "bio", board_nullable_json(r, row, col + 1),
+                     "image", board_nullable_json(r, row, col + 2), "following", is_true(r, row, col + 3));
 }
 
 static void write_text(jsonw_t *w, PGresult *r, int row, int col)
 {
     jsonw_str(w, PQgetvalue(r, row, col), (size_t)PQgetlength(r, row, col));
+}
+
+static void write_nullable(jsonw_t *w, PGresult *r, int row, int col)
+{
+    if (PQgetisnull(r, row, col))
+        jsonw_raw(w, H2O_STRLIT("null"));
+    else
+        write_text(w, r, row, col);
 }
 
 void board_write_article(jsonw_t *w, PGresult *r, int row, int with_body)
@@ -55,12 +67,9 @@ void board_write_article(jsonw_t *w, PGresult *r, int row, int with_body)
     jsonw_raw(w, H2O_STRLIT(",\"author\":{\"username\":"));
     write_text(w, r, row, 9);
     jsonw_raw(w, H2O_STRLIT(",\"bio\":"));
-    write_text(w, r, row, 10);
+    write_nullable(w, r, row, 10);
     jsonw_raw(w, H2O_STRLIT(",\"image\":"));
-    if (PQgetisnull(r, row, 11))
-        jsonw_raw(w, H2O_STRLIT("null"));
-    else
-        write_text(w, r, row, 11);
+    write_nullable(w, r, row, 11);
     if (is_true(r, row, 12))
         jsonw_raw(w, H2O_STRLIT(",\"following\":true}}"));
     else

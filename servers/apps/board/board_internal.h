@@ -19,7 +19,10 @@
  * the body column or NULL::text for list items (v2 lists carry no body).
  *   0 id, 1 slug, 2 title, 3 description, 4 body, 5 createdAt, 6 updatedAt,
  *   7 favoritesCount, 8 favorited, 9..11 author username/bio/image,
- *   12 following, 13 tagList (JSON array)
+ *   12 following, 13 tagList (JSON array, sorted by name in byte order: RealWorld
+ *   clients expect ["dragons","training"] whatever order the author gave;
+ *   sorting the few names of one article costs the same as the positional
+ *   order did)
  * `from` must provide `a` (articles) and `u` (its author). */
 #define BOARD_ARTICLE_COLUMNS(body)                                                                                    \
     "SELECT a.id, a.slug, a.title, a.description, " body ", " BOARD_TIME("a.created_at") ", " BOARD_TIME(            \
@@ -27,14 +30,17 @@
                         " EXISTS (SELECT 1 FROM favorites f WHERE f.user_id = $1 AND f.article_id = a.id),"           \
                         " u.username, u.bio, u.image,"                                                                 \
                         " EXISTS (SELECT 1 FROM follows fo WHERE fo.follower_id = $1 AND fo.followee_id = u.id),"     \
-                        " (SELECT coalesce(json_agg(t.name ORDER BY at.position), '[]') FROM article_tags at"         \
+                        " (SELECT coalesce(json_agg(t.name ORDER BY t.name COLLATE \"C\"), '[]') FROM article_tags at"         \
                         " JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id)"
 
 /* One article, filtered by what follows ("WHERE a.slug = $2"). */
 #define BOARD_ARTICLE_SELECT(body) BOARD_ARTICLE_COLUMNS(body) " FROM articles a JOIN users u ON u.id = a.author_id "
 
+/* A text column as a JSON string, or null where it is NULL (bio, image). */
+json_t *board_nullable_json(PGresult *r, int row, int col);
+
 /* {"username","bio","image","following"} from four columns starting at col
- * (image may be NULL; following is a boolean column). */
+ * (bio and image may be NULL; following is a boolean column). */
 json_t *board_profile_json(PGresult *r, int row, int col);
 
 /* Writes an article (BOARD_ARTICLE_SELECT columns) as JSON straight from the

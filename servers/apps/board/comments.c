@@ -31,10 +31,14 @@ static pg_statement_t stmt_delete = {
     "DELETE FROM comments c USING articles a WHERE c.id = $1 AND c.article_id = a.id AND a.slug = $2"
     " AND c.author_id = $3 RETURNING c.id",
     3, 0};
+/* why a delete matched nothing: no row (unknown article), a NULL author (no
+ * such comment on it), or someone else's comment */
 static pg_statement_t stmt_owner = {
     "board_comment_author",
-    "SELECT c.author_id FROM comments c JOIN articles a ON a.id = c.article_id WHERE c.id = $1 AND a.slug = $2", 2, 0};
-static pg_statement_t stmt_tags = {"board_tags", "SELECT name FROM tags ORDER BY name", 0, 0};
+    "SELECT c.author_id FROM articles a LEFT JOIN comments c ON c.article_id = a.id AND c.id = $1 WHERE a.slug = $2",
+    2, 0};
+/* byte order, as in every tagList (board_internal.h) */
+static pg_statement_t stmt_tags = {"board_tags", "SELECT name FROM tags ORDER BY name COLLATE \"C\"", 0, 0};
 
 static json_t *comment_json(PGresult *r, int row)
 {
@@ -122,7 +126,14 @@ typedef struct delete_state {
 
 static void on_owner(request_t *rq, const pg_result_t *res)
 {
-    app_explain_no_row(rq, res, "comment", "belongs to another author");
+    if (res->status != PG_OK)
+        app_fail_db(rq, res);
+    else if (PQntuples(res->res) == 0)
+        respond_error(rq->req, 404, "article", "not found");
+    else if (PQgetisnull(res->res, 0, 0))
+        respond_error(rq->req, 404, "comment", "not found");
+    else
+        respond_error(rq->req, 403, "comment", "forbidden");
 }
 
 static void on_deleted(request_t *rq, const pg_result_t *res)
@@ -145,7 +156,11 @@ static void delete_as(request_t *rq, long long user)
     delete_state_t *st = app_state(rq, sizeof(*st));
     long long id = app_path_id(rq, "id");
     st->slug = app_path_text(rq, "slug");
-    if (id < 0 || st->slug == NULL) {
+    if (st->slug == NULL) {
+        respond_error(rq->req, 404, "article", "not found");
+        return;
+    }
+    if (id < 0) { /* not a positive integer: no comment has that id */
         respond_error(rq->req, 404, "comment", "not found");
         return;
     }

@@ -32,13 +32,15 @@ static pg_statement_t stmt_session = {
 static pg_statement_t stmt_logout = {
     "board_logout", "UPDATE sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL", 1, 0};
 static pg_statement_t stmt_user = {"board_user", "SELECT " USER_COLUMNS " FROM users WHERE id = $1", 1, 0};
+/* NULL leaves email, username and password as they are; bio and image are
+ * nullable, so whether to set them travels in $7 and $8 */
 static pg_statement_t stmt_update = {
     "board_user_update",
     "UPDATE users SET email = coalesce($2, email), username = coalesce($3, username),"
-    " password_hash = coalesce($4, password_hash), bio = coalesce($5, bio),"
+    " password_hash = coalesce($4, password_hash), bio = CASE WHEN $8::boolean THEN $5 ELSE bio END,"
     " image = CASE WHEN $7::boolean THEN $6 ELSE image END, updated_at = now()"
     " WHERE id = $1 RETURNING " USER_COLUMNS,
-    7, 0};
+    8, 0};
 
 /* A valid-enough email: something@something, no spaces. */
 static int email_ok(const char *e)
@@ -50,9 +52,9 @@ static int email_ok(const char *e)
 /* {"user":{...}} from a USER_COLUMNS row and the caller's token. */
 static void send_user(request_t *rq, PGresult *r, const char *token, int status)
 {
-    json_t *doc = json_pack("{s:{s:s,s:s,s:s,s:s,s:o}}", "user", "email", PQgetvalue(r, 0, 1), "token", token,
-                            "username", PQgetvalue(r, 0, 0), "bio", PQgetvalue(r, 0, 2), "image",
-                            PQgetisnull(r, 0, 3) ? json_null() : json_string(PQgetvalue(r, 0, 3)));
+    json_t *doc = json_pack("{s:{s:s,s:s,s:s,s:o,s:o}}", "user", "email", PQgetvalue(r, 0, 1), "token", token,
+                            "username", PQgetvalue(r, 0, 0), "bio", board_nullable_json(r, 0, 2), "image",
+                            board_nullable_json(r, 0, 3));
     respond_json(rq->req, status, doc);
     json_decref(doc);
 }
@@ -66,12 +68,14 @@ static const char *caller_token(request_t *rq)
     return h2o_strdup(&rq->req->pool, sp + 1, v.len - (size_t)(sp + 1 - v.base)).base;
 }
 
-/* "users.username" style constraint -> the field a 409 names */
-static void conflict(request_t *rq, const pg_result_t *res)
+/* A taken username or email, named from the unique constraint that refused
+ * it: `status` is 409 on register, 422 on update (the spec lists no 409 for
+ * PUT /api/user). */
+static void conflict(request_t *rq, const pg_result_t *res, int status)
 {
     if (res->status == PG_QUERY_ERROR && strcmp(res->sqlstate, "23505") == 0) {
         const char *field = strstr(res->constraint, "email") != NULL ? "email" : "username";
-        respond_error(rq->req, 409, field, "has already been taken");
+        respond_error(rq->req, status, field, "has already been taken");
         return;
     }
     app_fail_db(rq, res);
@@ -105,7 +109,7 @@ static void on_registered(request_t *rq, const pg_result_t *res)
 {
     register_job_t *job = rq->app;
     if (res->status != PG_OK) {
-        conflict(rq, res);
+        conflict(rq, res, 409);
         return;
     }
     send_user(rq, res->res, job->token, 201);
@@ -192,7 +196,7 @@ static void on_session_created(request_t *rq, const pg_result_t *res)
         return;
     }
     if (PQntuples(res->res) == 0) { /* the user was deleted meanwhile */
-        respond_error(rq->req, 401, "credentials", "email or password is invalid");
+        respond_error(rq->req, 401, "credentials", "invalid");
         return;
     }
     send_user(rq, res->res, job->token, 200);
@@ -218,7 +222,7 @@ static void verified_for_login(request_t *rq, void *arg)
     free(job);
     rq->app = st;
     if (!st->ok) {
-        respond_error(rq->req, 401, "credentials", "email or password is invalid");
+        respond_error(rq->req, 401, "credentials", "invalid");
         return;
     }
     const char *params[2] = {st->token_hash, app_itoa(rq, st->user_id)};
@@ -299,8 +303,8 @@ static void on_user(request_t *rq, const pg_result_t *res)
         app_fail_db(rq, res);
         return;
     }
-    if (PQntuples(res->res) == 0) {
-        respond_error(rq->req, 401, "token", "is missing, invalid or revoked");
+    if (PQntuples(res->res) == 0) { /* the user was deleted after auth */
+        auth_deny(rq, 0);
         return;
     }
     send_user(rq, res->res, caller_token(rq), 200);
@@ -316,8 +320,9 @@ static void get_user_as(request_t *rq, long long user_id)
 
 typedef struct update_job {
     long long user_id;
-    char *email, *username, *bio, *image; /* NULL: unchanged (pool strings) */
-    int set_image;
+    char *email, *username; /* NULL: unchanged (pool strings) */
+    char *bio, *image;      /* NULL: cleared, when set_bio / set_image */
+    int set_bio, set_image;
     char password[LIMIT_PASSWORD + 1];
     int change_password, cost, failed;
     char hash[PASSWORD_HASH_MAX];
@@ -326,7 +331,7 @@ typedef struct update_job {
 static void on_user_updated(request_t *rq, const pg_result_t *res)
 {
     if (res->status != PG_OK) {
-        conflict(rq, res);
+        conflict(rq, res, 422);
         return;
     }
     on_user(rq, res);
@@ -334,8 +339,14 @@ static void on_user_updated(request_t *rq, const pg_result_t *res)
 
 static void run_update(request_t *rq, update_job_t *st)
 {
-    const char *params[7] = {app_itoa(rq, st->user_id), st->email, st->username,
-                             st->change_password ? st->hash : NULL, st->bio, st->image, st->set_image ? "t" : "f"};
+    const char *params[8] = {app_itoa(rq, st->user_id),
+                             st->email,
+                             st->username,
+                             st->change_password ? st->hash : NULL,
+                             st->bio,
+                             st->image,
+                             st->set_image ? "t" : "f",
+                             st->set_bio ? "t" : "f"};
     pg_query(rq->worker->pg, rq, &stmt_update, params, on_user_updated);
 }
 
@@ -369,40 +380,65 @@ static char *pooled(request_t *rq, const char *s)
     return s != NULL ? h2o_strdup(&rq->req->pool, s, SIZE_MAX).base : NULL;
 }
 
+/* email, username and password are strings in the spec's UpdateUser: absent
+ * means unchanged, and null or "" is refused like any other bad value. */
+static const char *required_if_present(json_t *user, const char *name, size_t limit, json_t *errors)
+{
+    json_t *v = json_object_get(user, name);
+    if (v == NULL)
+        return NULL;
+    if (json_is_null(v)) {
+        json_object_set_new(errors, name, json_pack("[s]", "can't be blank"));
+        return NULL;
+    }
+    return app_string_field(user, name, limit, 1, errors);
+}
+
+/* bio and image are string or null: "" and null both clear the field
+ * (stored as NULL, as the RealWorld tests expect); *set says whether the
+ * request named it at all. */
+static char *nullable_field(request_t *rq, json_t *user, const char *name, size_t limit, int *set, json_t *errors)
+{
+    json_t *v = json_object_get(user, name);
+    const char *s;
+    *set = v != NULL;
+    if (v == NULL || json_is_null(v))
+        return NULL;
+    if ((s = app_string_field(user, name, limit, 0, errors)) == NULL || s[0] == '\0')
+        return NULL;
+    return pooled(rq, s);
+}
+
 static void put_user_as(request_t *rq, long long user_id)
 {
-    json_t *doc, *user, *errors = json_object(), *image;
-    const char *email, *username, *password, *bio;
+    static const char *const fields[] = {"email", "username", "password", "bio", "image"};
+    json_t *doc, *user, *errors = json_object();
+    const char *email, *username, *password;
+    int known = 0;
 
     if ((user = user_body(rq, &doc)) == NULL) {
         json_decref(errors);
         return;
     }
-    email = app_string_field(user, "email", LIMIT_EMAIL, 0, errors);
-    username = app_string_field(user, "username", LIMIT_USERNAME, 0, errors);
-    password = app_string_field(user, "password", LIMIT_PASSWORD, 0, errors);
-    bio = app_string_field(user, "bio", LIMIT_BIO, 0, errors);
-    image = json_object_get(user, "image");
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+        known += json_object_get(user, fields[i]) != NULL;
+    if (known == 0) /* the spec: "At least one field is required" */
+        json_object_set_new(errors, "user", json_pack("[s]", "must have at least one of email, username, password, bio, image"));
+    email = required_if_present(user, "email", LIMIT_EMAIL, errors);
+    username = required_if_present(user, "username", LIMIT_USERNAME, errors);
+    password = required_if_present(user, "password", LIMIT_PASSWORD, errors);
     if (email != NULL && !email_ok(email))
         json_object_set_new(errors, "email", json_pack("[s]", "is invalid"));
-    if (username != NULL && username[0] == '\0')
-        json_object_set_new(errors, "username", json_pack("[s]", "can't be blank"));
-    if (password != NULL && password[0] == '\0')
-        json_object_set_new(errors, "password", json_pack("[s]", "can't be blank"));
-    if (image != NULL && !json_is_null(image))
-        app_string_field(user, "image", LIMIT_IMAGE, 0, errors);
+    update_job_t *st = app_state(rq, sizeof(*st));
+    st->bio = nullable_field(rq, user, "bio", LIMIT_BIO, &st->set_bio, errors);
+    st->image = nullable_field(rq, user, "image", LIMIT_IMAGE, &st->set_image, errors);
     if (app_reject_invalid(rq, errors)) {
         json_decref(doc);
         return;
     }
-    update_job_t *st = app_state(rq, sizeof(*st));
     st->user_id = user_id;
     st->email = pooled(rq, email);
     st->username = pooled(rq, username);
-    /* "bio": null clears it (the column holds "" for no bio) */
-    st->bio = json_is_null(json_object_get(user, "bio")) ? pooled(rq, "") : pooled(rq, bio);
-    st->set_image = image != NULL;
-    st->image = image != NULL && json_is_string(image) ? pooled(rq, json_string_value(image)) : NULL;
     if (password == NULL) {
         json_decref(doc);
         run_update(rq, st);

@@ -84,7 +84,7 @@ json_t *app_json_value(request_t *rq)
     return parse_body(rq, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL);
 }
 
-void app_explain_no_row(request_t *rq, const pg_result_t *res, const char *what, const char *forbidden)
+void app_explain_no_row(request_t *rq, const pg_result_t *res, const char *what)
 {
     if (res->status != PG_OK) {
         app_fail_db(rq, res);
@@ -93,7 +93,7 @@ void app_explain_no_row(request_t *rq, const pg_result_t *res, const char *what,
     if (PQntuples(res->res) == 0)
         respond_error(rq->req, 404, what, "not found");
     else
-        respond_error(rq->req, 403, what, forbidden);
+        respond_error(rq->req, 403, what, "forbidden");
 }
 
 json_t *app_json_body(request_t *rq)

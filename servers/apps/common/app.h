@@ -28,9 +28,9 @@ void app_fail_db(request_t *rq, const pg_result_t *res);
 int app_db_status(const pg_result_t *res);
 
 /* After a write matched no row, a look-up of the row's owner says why: no
- * row is 404 {what: ["not found"]}, a row someone else owns is 403 with
- * `forbidden` as the message. */
-void app_explain_no_row(request_t *rq, const pg_result_t *res, const char *what, const char *forbidden);
+ * row is 404 {what: ["not found"]}, a row someone else owns is 403
+ * {what: ["forbidden"]} (the RealWorld spec's words). */
+void app_explain_no_row(request_t *rq, const pg_result_t *res, const char *what);
 
 /* Parses the body as a JSON object: rejects non-JSON content types (415),
  * malformed JSON, invalid UTF-8, NUL escapes, duplicate keys and nesting

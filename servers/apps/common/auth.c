@@ -72,10 +72,12 @@ int auth_token_hash(const char *header, size_t len, char out[2 + 64 + 1])
     return 0;
 }
 
-static void deny(request_t *rq)
+void auth_deny(request_t *rq, int missing)
 {
     h2o_add_header(&rq->req->pool, &rq->req->res.headers, H2O_TOKEN_WWW_AUTHENTICATE, NULL, H2O_STRLIT("Token"));
-    respond_error(rq->req, 401, "token", "is missing, invalid or revoked");
+    /* the spec's words for no token; a bad one gets its own, so a client can
+     * tell "log in" from "log in again" */
+    respond_error(rq->req, 401, "token", missing ? "is missing" : "is invalid or revoked");
 }
 
 static void on_session(request_t *rq, const pg_result_t *res)
@@ -89,7 +91,7 @@ static void on_session(request_t *rq, const pg_result_t *res)
      * constant time keeps the check independent of how the index compares. */
     if (PQntuples(res->res) != 1 || PQgetlength(res->res, 0, 1) != 66 ||
         CRYPTO_memcmp(PQgetvalue(res->res, 0, 1), st->hash, 66) != 0) {
-        deny(rq);
+        auth_deny(rq, 0);
         return;
     }
     st->cb(rq, strtoll(PQgetvalue(res->res, 0, 0), NULL, 10));
@@ -104,8 +106,12 @@ void auth_require(request_t *rq, auth_fn cb)
 
     st = h2o_mem_alloc_pool(&req->pool, sizeof(*st));
     st->cb = cb;
-    if (i == -1 || auth_token_hash(req->headers.entries[i].value.base, req->headers.entries[i].value.len, st->hash) != 0) {
-        deny(rq);
+    if (i == -1) {
+        auth_deny(rq, 1);
+        return;
+    }
+    if (auth_token_hash(req->headers.entries[i].value.base, req->headers.entries[i].value.len, st->hash) != 0) {
+        auth_deny(rq, 0);
         return;
     }
     rq->auth = st;

@@ -23,8 +23,14 @@ typedef void (*auth_fn)(request_t *rq, long long user_id);
 int auth_register(pg_registry_t *reg);
 
 /* Calls cb with the caller's user id, or responds itself: 401 for a missing,
- * malformed, unknown or revoked token, 503 if PostgreSQL is unavailable. */
+ * malformed, unknown or revoked token (auth_deny), 503 if PostgreSQL is
+ * unavailable. */
 void auth_require(request_t *rq, auth_fn cb);
+
+/* Responds 401 with `WWW-Authenticate: Token`: {"token":["is missing"]} when
+ * the request had no Authorization header (missing != 0), else
+ * {"token":["is invalid or revoked"]}. */
+void auth_deny(request_t *rq, int missing);
 
 /* Like auth_require, but a request without an Authorization header
  * continues anonymously with user id 0. A bad token is still 401. */

@@ -368,7 +368,7 @@ typedef struct status_state {
 
 static void on_owner(request_t *rq, const pg_result_t *res)
 {
-    app_explain_no_row(rq, res, "store", "belongs to another owner");
+    app_explain_no_row(rq, res, "store");
 }
 
 static void on_status_set(request_t *rq, const pg_result_t *res)
