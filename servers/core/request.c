@@ -217,6 +217,13 @@ static void on_log_access(h2o_logger_t *self, h2o_req_t *req)
     metrics_observe_request(&server->metrics, worker->index, server->route_metric[route],
                             router_method_from_name(req->input.method.base, req->input.method.len), req->res.status,
                             duration_ns);
+    /* libh2o reads the connection's next request after this: bodycap watches
+     * its body again (every client socket carries its bodycap_conn_t) */
+    if (req->version < 0x200 && req->conn->callbacks->get_socket != NULL) {
+        h2o_socket_t *sock = req->conn->callbacks->get_socket(req->conn);
+        if (sock != NULL && sock->ssl == NULL)
+            bodycap_rearm(sock->on_close.data);
+    }
     if (server->log.mode != CONFIG_LOG_OFF)
         log_writer_request(&worker->log, req, rq != NULL ? rq->response_body : h2o_iovec_init(NULL, 0), duration_ns);
 }

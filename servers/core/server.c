@@ -42,31 +42,40 @@ static int has_encoded_slash(h2o_req_t *req)
     return 0;
 }
 
+/* What the docroot check says of a static path. */
+enum { STATIC_SERVE = 0, STATIC_ESCAPES, STATIC_CANNOT_EXIST };
+
 /* libh2o's file handler follows symlinks wherever they point. A file is
  * served only if resolving its path stays beneath the docroot (openat2's
- * RESOLVE_BENEATH; symlinks that stay inside are fine). Returns 1 if the
- * path leaves the docroot; missing files are left to the file handler. */
+ * RESOLVE_BENEATH; symlinks that stay inside are fine). A path no file can
+ * have (over PATH_MAX, or a name over NAME_MAX) is a 404: the file handler
+ * would call its ENAMETOOLONG "403 forbidden". Missing files are left to
+ * the file handler. */
 static int check_beneath(server_t *s, const char *path, size_t len)
 {
     struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
     char rel[PATH_MAX];
     long fd;
 
-    if (len == 0 || len >= sizeof(rel))
-        return 0;
+    if (len == 0)
+        return STATIC_SERVE;
+    if (len >= sizeof(rel))
+        return STATIC_CANNOT_EXIST;
     memcpy(rel, path + 1, len - 1); /* without the leading '/' */
     rel[len - 1] = '\0';
     if ((fd = syscall(SYS_openat2, s->docroot_fd, rel[0] != '\0' ? rel : ".", &how, sizeof(how))) >= 0) {
         close((int)fd);
-        return 0;
+        return STATIC_SERVE;
     }
-    return errno == EXDEV || errno == ELOOP;
+    if (errno == ENAMETOOLONG)
+        return STATIC_CANNOT_EXIST;
+    return errno == EXDEV || errno == ELOOP ? STATIC_ESCAPES : STATIC_SERVE;
 }
 
 /* The check costs two system calls; like libh2o's file cache, its verdicts
  * are kept for the rest of the event-loop pass, so a busy file is checked
  * once per pass rather than once per request. */
-static int escapes_docroot(server_worker_t *w, h2o_req_t *req)
+static int static_verdict(server_worker_t *w, h2o_req_t *req)
 {
     const char *path = req->path_normalized.base;
     size_t len = req->path_normalized.len, slot = 0;
@@ -76,28 +85,50 @@ static int escapes_docroot(server_worker_t *w, h2o_req_t *req)
         slot = slot * 31 + (unsigned char)path[i];
     e = &w->beneath[slot % SERVER_BENEATH_SLOTS];
     if (e->pass == w->pass && e->len == len && memcmp(e->path, path, len) == 0)
-        return e->escapes;
+        return e->verdict;
     if (len > sizeof(e->path))
         return check_beneath(w->server, path, len);
     e->pass = w->pass;
     e->len = len;
     memcpy(e->path, path, len);
-    e->escapes = check_beneath(w->server, path, len);
-    return e->escapes;
+    e->verdict = check_beneath(w->server, path, len);
+    return e->verdict;
 }
 
-static int has_conflicting_length(h2o_req_t *req)
+static rawreq_framing_t raw_framing(h2o_req_t *req)
 {
     h2o_socket_t *sock;
     if (req->version >= 0x200 || req->entity.base == NULL || req->conn->callbacks->get_socket == NULL)
-        return 0;
+        return RAWREQ_FRAMING_OK;
     if ((sock = req->conn->callbacks->get_socket(req->conn)) == NULL || sock->input == NULL)
-        return 0;
+        return RAWREQ_FRAMING_OK;
     /* the header block ends where the body starts */
     size_t len = req->entity.base > sock->input->bytes && req->entity.base <= sock->input->bytes + sock->input->size
                      ? (size_t)(req->entity.base - sock->input->bytes)
                      : sock->input->size;
-    return rawreq_conflicting_length(sock->input->bytes, len);
+    return rawreq_framing(sock->input->bytes, len);
+}
+
+/* Refuses a request whose body libh2o framed one way while its headers also
+ * say another: 400, and the connection closes, so nothing after the body is
+ * read as a request (RFC 9112 6.3: "ought to be handled as an error"). */
+static int refuse_ambiguous_framing(h2o_req_t *req, server_worker_t *worker)
+{
+    const char *why;
+    switch (raw_framing(req)) {
+    case RAWREQ_CONFLICTING_LENGTH:
+        why = "conflicting Content-Length headers";
+        break;
+    case RAWREQ_LENGTH_AND_CHUNKED:
+        why = "Content-Length together with Transfer-Encoding";
+        break;
+    default:
+        return 0;
+    }
+    req->http1_is_persistent = 0;
+    request_attach(req, worker, worker->server->route_unmatched);
+    respond_error(req, 400, "content-length", why);
+    return 1;
 }
 
 static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
@@ -110,13 +141,16 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
     request_t *rq;
     char allow[96];
 
-    /* libh2o read the body by the first Content-Length and dropped the
-     * header: a second, different one is visible only in the raw bytes, and
-     * what follows the body would be taken for another request */
-    if (has_conflicting_length(req)) {
-        req->http1_is_persistent = 0;
+    /* libh2o read the body by the first Content-Length (or by chunks) and
+     * dropped the header: a second framing is visible only in the raw bytes,
+     * and what follows the body would be taken for another request */
+    if (refuse_ambiguous_framing(req, worker))
+        return 0;
+    /* past any real file name or route, and libh2o's file handler would call
+     * the open()'s ENAMETOOLONG "403 forbidden" */
+    if (req->path.len > SERVER_MAX_TARGET) {
         request_attach(req, worker, s->route_unmatched);
-        respond_error(req, 400, "content-length", "conflicting Content-Length headers");
+        respond_error(req, 414, "path", "is too long (maximum is 8192 bytes)");
         return 0;
     }
     /* %00 decodes to a NUL that would cut a file name short
@@ -155,7 +189,7 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
 NotAnAppRoute:
     /* not an app route: libh2o's file handler comes next */
     request_attach(req, worker, s->route_static);
-    if (s->docroot_fd != -1 && escapes_docroot(worker, req)) {
+    if (s->docroot_fd != -1 && static_verdict(worker, req) != STATIC_SERVE) {
         respond_error(req, 404, "route", "not found");
         return 0;
     }
@@ -173,11 +207,34 @@ static int on_fallback(h2o_handler_t *self, h2o_req_t *req)
 
 /* --- connections ---------------------------------------------------------- */
 
+/* One per client connection, in the socket's on_close.data. bodycap finds
+ * its part there too, so it comes first. */
+typedef struct server_conn {
+    bodycap_conn_t cap;
+    server_worker_t *worker;
+} server_conn_t;
+
+static void release_conn(bodycap_conn_t *c)
+{
+    free(c); /* the server_conn_t it starts */
+}
+
 static void on_connection_closed(void *data)
 {
-    server_worker_t *w = data;
+    server_conn_t *conn = data;
+    server_worker_t *w = conn->worker;
     w->connections--;
     metrics_set(&w->server->metrics.workers[w->index].connections_open, w->connections);
+    if (bodycap_closed(&conn->cap))
+        free(conn);
+}
+
+static void on_body_refused(void *data, h2o_iovec_t method)
+{
+    server_worker_t *w = data;
+    server_t *s = w->server;
+    metrics_observe_request(&s->metrics, w->index, s->route_metric[s->route_unmatched],
+                            router_method_from_name(method.base, method.len), 413, 0);
 }
 
 static void on_accept(h2o_socket_t *listener, const char *err)
@@ -191,11 +248,19 @@ static void on_accept(h2o_socket_t *listener, const char *err)
         h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
         if (sock == NULL)
             break;
+        server_conn_t *conn = calloc(1, sizeof(*conn));
+        if (conn == NULL) {
+            h2o_socket_close(sock);
+            continue;
+        }
+        conn->worker = w;
         w->connections++;
         metrics_set(&w->server->metrics.workers[w->index].connections_open, w->connections);
         sock->on_close.cb = on_connection_closed;
-        sock->on_close.data = w;
+        sock->on_close.data = conn;
         h2o_accept(accept_ctx, sock);
+        if (accept_ctx->ssl_ctx == NULL)
+            bodycap_watch(&w->bodycap, &conn->cap, sock);
     }
 }
 
@@ -515,6 +580,7 @@ static void setup_worker(server_t *s, server_worker_t *w)
     w->tick_entry.cb = on_tick;
     log_writer_init(&w->log, &s->log);
     delay_set_init(&w->delays, loop);
+    bodycap_set_init(&w->bodycap, &w->ctx, s->globalconf.max_request_entity_size, on_body_refused, release_conn, w);
     for (size_t i = 0; i < w->nfds; i++) {
         w->listeners[i] = h2o_evloop_socket_create(loop, w->fds[i], H2O_SOCKET_FLAG_DONT_READ);
         w->listeners[i]->data = listener_accept_ctx(s, w, i);

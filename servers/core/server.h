@@ -22,6 +22,7 @@
 #include "core/config.h"
 #include "core/delay.h"
 #include "core/log.h"
+#include "core/bodycap.h"
 #include "core/metrics.h"
 #include "core/request.h"
 #include "core/router.h"
@@ -34,12 +35,17 @@ struct offload_receiver;
 
 #define SERVER_BENEATH_SLOTS 16
 
+/* The longest request target (path and query) served: longer is 414, before
+ * routing. nginx's default header buffer is as long; libh2o's own limit is
+ * its ~408 KB request head. */
+#define SERVER_MAX_TARGET 8192
+
 /* A verdict of the docroot check, valid for one event-loop pass. */
 typedef struct server_beneath {
     uint64_t pass;
     size_t len;
     char path[240];
-    int escapes;
+    int verdict; /* STATIC_* of server.c */
 } server_beneath_t;
 
 typedef struct server_worker {
@@ -59,6 +65,7 @@ typedef struct server_worker {
     h2o_multithread_message_t stop_message;
     int stopping;
     uint64_t connections; /* open client connections of this worker */
+    bodycap_set_t bodycap; /* chunked bodies refused from their declared size */
     h2o_timeout_t tick_timeout; /* 100 ms: loop-lag probe, log flush, drain deadline */
     h2o_timeout_entry_t tick_entry;
     uint64_t tick_armed_at;

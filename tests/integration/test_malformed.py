@@ -222,7 +222,11 @@ class MalformedHTTP(Base):
             ("header section over libh2o's limit", req("GET", "/health_check", [("X-Big", "a" * 500000)]), H2O_400),
             ("header section of 3 MB", req("GET", "/health_check", [("X-Big", "a" * 3000000)]), H2O_400),
             ("more than 100 headers", req("GET", "/health_check", [("X-H%d" % i, "v") for i in range(120)]), H2O_400),
-            ("request line over 64 KiB", req("GET", "/" + "a" * 70000), {403, 404, 414}),
+            # sutlab's 8 KiB target limit comes before libh2o's ~408 KB request head: 414, never 403
+            ("request line over 64 KiB", req("GET", "/" + "a" * 70000), {414}),
+            ("path of 100,000 bytes", req("GET", "/" + "a" * 100000), {414}),
+            ("API path of 9,000 bytes", req("GET", "/api/articles/" + "a" * 9000), {414}),
+            ("query over 8 KiB", req("GET", "/api/articles?tag=" + "a" * 9000), {414}),
             # -- Content-Length
             ("negative Content-Length", req("POST", "/rpc/echo", echo + [("Content-Length", "-1")], b"{}"), {400}),
             ("non-numeric Content-Length", req("POST", "/rpc/echo", echo + [("Content-Length", "abc")], b"{}"), {400}),
@@ -236,14 +240,16 @@ class MalformedHTTP(Base):
             ("negative chunk size", req("POST", "/rpc/echo", echo + [("Transfer-Encoding", "chunked")],
                                         b"-2\r\n{}\r\n0\r\n\r\n"), {400}),
             ("chunk size of 2^80", req("POST", "/rpc/echo", echo + [("Transfer-Encoding", "chunked")],
-                                       b"ffffffffffffffffffff\r\n{}\r\n0\r\n\r\n"), {400, 413}),
+                                       b"ffffffffffffffffffff\r\n{}\r\n0\r\n\r\n"), {413}),
+            ("chunk size of 2^64-1, no data", req("POST", "/rpc/echo", echo + [("Transfer-Encoding", "chunked")],
+                                                  b"ffffffffffffffff\r\n"), {413}),
             ("chunk shorter than its size", req("POST", "/rpc/echo", echo + [("Transfer-Encoding", "chunked")],
                                                 b"5\r\n{}\r\n0\r\n\r\n"), {400}),
             ("unknown transfer coding", req("POST", "/rpc/echo", echo + [("Transfer-Encoding", "gzip")], b"{}",
                                             length=False), {400}),
             ("chunked and Content-Length", req("POST", "/rpc/echo", echo + [("Content-Length", "2"),
                                                                             ("Transfer-Encoding", "chunked")],
-                                               b"2\r\n{}\r\n0\r\n\r\n"), {200, 400}),
+                                               b"2\r\n{}\r\n0\r\n\r\n"), {400}),
             # -- Expect
             ("unknown expectation", req("POST", "/rpc/echo", echo + [("Expect", "teapot")], b"{}"), {417}),
         ]
@@ -311,6 +317,86 @@ class MalformedHTTP(Base):
         self.assertIsNone(second, "the bytes past the first Content-Length were served as a request: %r" % second)
         self.assertEqual(r.status, 400, r)
 
+
+    def test_length_with_chunked_is_refused_and_closes(self):
+        """Content-Length and Transfer-Encoding: chunked together (RFC 9112 6.3: "ought to be handled
+        as an error"; 6.1: a server that answers it MUST close). libh2o lets chunked win and keeps
+        the connection, so a request hidden past the Content-Length would be served next."""
+        smuggled = b"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+        data = req("POST", "/rpc/echo", [("Content-Type", "application/json"), ("Content-Length", "2"),
+                                         ("Transfer-Encoding", "chunked")], b"2\r\n{}\r\n0\r\n\r\n" + smuggled)
+        conn = RawConn(self.srv.port, timeout=REQ_TIMEOUT + 3)
+        with conn:
+            conn.send(data)
+            r = conn.read_response()
+            self.assertEqual(r.status, 400, r)
+            self.assertEqual(json.loads(r.body), {"errors": {"content-length": [
+                "Content-Length together with Transfer-Encoding"]}})
+            self.assertEqual((r.headers.get("connection") or "").lower(), "close", r)
+            self.assertIsNotNone(conn.wait_eof(1.0), "connection kept after an ambiguous framing")
+
+    def test_chunk_declared_over_the_limit_is_413_at_once(self):
+        """A chunk whose size line alone declares more than 1 MiB: 413 and close, without waiting for
+        the data or the request timeout (libh2o counts only decoded data, so it waited)."""
+        head = req("POST", "/rpc/echo", [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")])
+        doc = {"errors": {"body": ["request body too large (limit 1 MiB)"]}}
+        cases = [
+            ("size line with the head", [head + b"ffffffffffffffff\r\n"]),
+            ("size line after the head", [head, b"ffffffffffffffff\r\n"]),
+            ("size line trickled", [head, b"fff", b"fff", b"\r\n"]),
+            ("two chunks adding up to 1 MiB", [head + b"80000\r\n" + b"a" * 0x80000 + b"\r\n", b"80000\r\n"]),
+            ("second request on a keep-alive connection", [req("GET", "/health_check"), head + b"100000\r\n"]),
+        ]
+        for name, parts in cases:
+            with self.subTest(case=name):
+                conn = RawConn(self.srv.port, timeout=REQ_TIMEOUT + 3)
+                with conn:
+                    start = time.monotonic()
+                    for p in parts:
+                        conn.send(p)
+                        time.sleep(0.05)
+                    if parts[0].startswith(b"GET"):
+                        self.assertEqual(conn.read_response().status, 200)
+                    r = conn.read_response()
+                    took = time.monotonic() - start
+                    self.assertEqual(r.status, 413, r)
+                    self.assertEqual(json.loads(r.body), doc)
+                    self.assertEqual(media_type(r.headers.get("content-type")), "application/json")
+                    self.assertEqual((r.headers.get("connection") or "").lower(), "close", r)
+                    self.assertLess(took, REQ_TIMEOUT / 2, "413 not immediate (%.2f s)" % took)
+                    self.assertIsNotNone(conn.wait_eof(1.0), "connection kept after the 413")
+        # counted like any response, and the server lives
+        self.assertEqual(self.srv.get("/health_check")[0], 200)
+
+    def test_chunked_bodies_within_the_limit_are_served(self):
+        """The same watch lets honest chunked bodies through, on one keep-alive connection."""
+        head = req("POST", "/rpc/echo", [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")])
+        big = b'["' + b"x" * 600000 + b'"]'
+        conn = RawConn(self.srv.port, timeout=REQ_TIMEOUT + 3)
+        with conn:
+            for body in (b'{"a":1}', big, b"[1,2,3]"):
+                chunked = b"".join(b"%x;ext=1\r\n%s\r\n" % (len(body[i:i + 70000]), body[i:i + 70000])
+                                   for i in range(0, len(body), 70000)) + b"0\r\n\r\n"
+                conn.send(head + chunked)
+                r = conn.read_response()
+                self.assertEqual(r.status, 200, r)
+                self.assertEqual(json.dumps(json.loads(r.body)["echo"], separators=(",", ":")).encode(),
+                                 json.dumps(json.loads(body), separators=(",", ":")).encode())
+
+    def test_over_long_path_is_414_json(self):
+        """A 100,000-byte path is 414 with the JSON error, not the file handler's 403."""
+        conn = RawConn(self.srv.port, timeout=REQ_TIMEOUT + 3)
+        with conn:
+            conn.send(req("GET", "/" + "a" * 100000))
+            r = conn.read_response()
+        self.assertEqual(r.status, 414, r)
+        self.assertEqual(json.loads(r.body), {"errors": {"path": ["is too long (maximum is 8192 bytes)"]}})
+        # 8,192 bytes of target is still served (404: no such file), one more is not
+        for n, status in ((8192, 404), (8193, 414)):
+            conn = RawConn(self.srv.port, timeout=REQ_TIMEOUT + 3)
+            with conn:
+                conn.send(req("GET", "/" + "b" * (n - 1)))
+                self.assertEqual(conn.read_response().status, status, n)
 
     def test_pipelined_garbage_after_a_good_request(self):
         """A good request then garbage on the same connection: the first is answered, the garbage

@@ -1,0 +1,164 @@
+#include "core/bodycap.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "core/request.h"
+
+enum { WATCH_OFF, WATCH_HEAD, WATCH_BODY };
+
+/* Writes the 413 straight to the socket: libh2o has no response under way
+ * (it reads a request only once the previous response is sent), and this
+ * request never reaches a handler. Then reads what the client already sent,
+ * so the close that follows is a FIN, not a reset that could discard the
+ * 413 at the client. Plain TCP only, as is every watched connection. */
+static void send_413(bodycap_set_t *set, h2o_socket_t *sock)
+{
+    const char *json = request_error_json(413);
+    h2o_mem_pool_t pool; /* holds the date string's reference */
+    h2o_timestamp_t ts;
+    char out[512], sink[4096];
+    int fd = h2o_socket_get_fd(sock), len;
+
+    h2o_mem_init_pool(&pool);
+    h2o_get_timestamp(set->ctx, &pool, &ts);
+    len = snprintf(out, sizeof(out),
+                   "HTTP/1.1 413 Payload Too Large\r\nDate: %s\r\nServer: %.*s\r\nConnection: close\r\n"
+                   "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+                   "Server-Timing: db;dur=0.000, cache;dur=0.000, app;dur=0.000\r\n\r\n%s",
+                   ts.str->rfc1123, (int)set->ctx->globalconf->server_name.len,
+                   set->ctx->globalconf->server_name.base, strlen(json), json);
+    h2o_mem_clear_pool(&pool);
+    if (fd == -1 || len <= 0 || (size_t)len >= sizeof(out))
+        return;
+    if (send(fd, out, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT) != len)
+        return;
+    shutdown(fd, SHUT_WR);
+    for (int i = 0; i < 16 && recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0; i++)
+        ;
+}
+
+/* Follows the new raw bytes; returns 1 if the body is over the limit. */
+static int over_limit(bodycap_conn_t *c, h2o_buffer_t *in)
+{
+    if (c->state == WATCH_HEAD) {
+        rawreq_head_t head;
+        if (!rawreq_head(in->bytes, in->size, &c->scanned, &head))
+            return 0;
+        if (!head.chunked || head.expect) {
+            c->state = WATCH_OFF;
+            return 0;
+        }
+        c->state = WATCH_BODY;
+        memset(&c->chunks, 0, sizeof(c->chunks));
+        c->seen = head.len;
+    }
+    if (in->size <= c->seen)
+        return 0;
+    switch (rawreq_chunks_feed(&c->chunks, in->bytes + c->seen, in->size - c->seen, c->set->limit)) {
+    case RAWREQ_CHUNKS_OVER:
+        return 1;
+    case RAWREQ_CHUNKS_MORE:
+        return 0;
+    default: /* complete, or malformed (libh2o says 400): nothing more to watch */
+        c->state = WATCH_OFF;
+        return 0;
+    }
+}
+
+static void on_read(h2o_socket_t *sock, const char *err)
+{
+    bodycap_conn_t *c = sock->on_close.data;
+    bodycap_set_t *set = c->set;
+
+    if (err == NULL && c->state != WATCH_OFF && over_limit(c, sock->input)) {
+        h2o_buffer_t *in = sock->input;
+        const char *sp = memchr(in->bytes, ' ', in->size);
+        set->refused(set->data, h2o_iovec_init(in->bytes, sp != NULL ? (size_t)(sp - in->bytes) : 0));
+        send_413(set, sock);
+        c->state = WATCH_OFF;
+        err = h2o_socket_error_closed; /* libh2o closes its connection on a read error */
+    }
+    c->in_read = 1;
+    set->http1_read(sock, err);
+    c->in_read = 0;
+    if (c->closed) {
+        set->release(c);
+        return;
+    }
+    /* libh2o decoded in place what it read: the next raw byte lands here */
+    if (c->state == WATCH_BODY)
+        c->seen = sock->input->size;
+    /* it stopped reading (a request to handle) or handed the socket to
+     * HTTP/2: the next wrap, if any, comes from bodycap_rearm */
+    if (sock->_cb.read != on_read)
+        c->state = WATCH_OFF;
+}
+
+static void wrap(bodycap_conn_t *c)
+{
+    c->sock->_cb.read = on_read;
+    c->state = WATCH_HEAD;
+    c->scanned = 0;
+}
+
+static void on_rearm(h2o_timeout_entry_t *entry)
+{
+    bodycap_set_t *set = H2O_STRUCT_FROM_MEMBER(bodycap_set_t, entry, entry);
+    while (!h2o_linklist_is_empty(&set->rearm)) {
+        bodycap_conn_t *c = H2O_STRUCT_FROM_MEMBER(bodycap_conn_t, rearm_link, set->rearm.next);
+        h2o_linklist_unlink(&c->rearm_link);
+        /* only a connection waiting for a request it has no byte of yet:
+         * bytes already held were never seen raw */
+        if (c->sock->_cb.read == set->http1_read && c->sock->input->size == 0)
+            wrap(c);
+        else
+            c->state = WATCH_OFF;
+    }
+}
+
+void bodycap_set_init(bodycap_set_t *set, h2o_context_t *ctx, size_t limit, bodycap_refused_fn refused,
+                      bodycap_release_fn release, void *data)
+{
+    memset(set, 0, sizeof(*set));
+    set->ctx = ctx;
+    set->limit = limit;
+    set->refused = refused;
+    set->release = release;
+    set->data = data;
+    h2o_linklist_init_anchor(&set->rearm);
+    h2o_timeout_init(ctx->loop, &set->zero, 0);
+    set->entry.cb = on_rearm;
+}
+
+void bodycap_watch(bodycap_set_t *set, bodycap_conn_t *c, h2o_socket_t *sock)
+{
+    c->sock = sock;
+    if (sock->_cb.read == NULL)
+        return;
+    if (set->http1_read == NULL)
+        set->http1_read = sock->_cb.read;
+    if (sock->_cb.read != set->http1_read)
+        return;
+    c->set = set;
+    wrap(c);
+}
+
+void bodycap_rearm(bodycap_conn_t *c)
+{
+    bodycap_set_t *set = c->set;
+    if (set == NULL || c->closed || h2o_linklist_is_linked(&c->rearm_link))
+        return;
+    h2o_linklist_insert(&set->rearm, &c->rearm_link);
+    if (!h2o_timeout_is_linked(&set->entry))
+        h2o_timeout_link(set->ctx->loop, &set->zero, &set->entry);
+}
+
+int bodycap_closed(bodycap_conn_t *c)
+{
+    if (h2o_linklist_is_linked(&c->rearm_link))
+        h2o_linklist_unlink(&c->rearm_link);
+    c->closed = 1;
+    return !c->in_read;
+}
