@@ -81,6 +81,7 @@ struct pg_pool {
     /* sync */
     PGconn *blocking;
     uint64_t blocking_retry_at_ms;
+    uint64_t columns_checked; /* statement ids whose column names were checked */
 };
 
 /* --- small helpers -------------------------------------------------------- */
@@ -195,6 +196,31 @@ static pg_entry_t *marker_new(entry_kind_t kind, const pg_statement_t *stmt)
 
 /* Hands a query's outcome to its handler (if the request still exists) and
  * frees the entry. */
+int pg_columns_mismatch(const PGresult *res, const char *const *columns)
+{
+    int n = PQnfields(res), i;
+    for (i = 0; i < n && columns[i] != NULL; i++)
+        if (strcmp(PQfname(res, i), columns[i]) != 0)
+            return i;
+    return i == n && columns[i] == NULL ? -1 : i;
+}
+
+/* See pg_statement_t.columns. Registry ids are below 64. */
+static void check_columns(pg_pool_t *pool, const pg_statement_t *stmt, const PGresult *res)
+{
+    uint64_t bit = (uint64_t)1 << stmt->id;
+    int i;
+
+    if (stmt->columns == NULL || (pool->columns_checked & bit) != 0)
+        return;
+    pool->columns_checked |= bit;
+    if ((i = pg_columns_mismatch(res, stmt->columns)) < 0)
+        return;
+    fprintf(stderr, "sutlab: statement %s: result column %d is \"%s\", its reader expects \"%s\"\n", stmt->name, i,
+            i < PQnfields(res) ? PQfname(res, i) : "(none)", stmt->columns[i] != NULL ? stmt->columns[i] : "(none)");
+    abort();
+}
+
 static void deliver(pg_pool_t *pool, pg_entry_t *e, pg_status_t status)
 {
     uint64_t now = request_now_ns();
@@ -203,6 +229,8 @@ static void deliver(pg_pool_t *pool, pg_entry_t *e, pg_status_t status)
     if (e->kind == ENTRY_QUERY) {
         if (status == PG_OK || status == PG_QUERY_ERROR)
             result.res = e->result;
+        if (status == PG_OK && e->result != NULL)
+            check_columns(pool, e->stmt, e->result);
         if (status == PG_QUERY_ERROR && e->result != NULL) {
             const char *state = PQresultErrorField(e->result, PG_DIAG_SQLSTATE);
             const char *constraint = PQresultErrorField(e->result, PG_DIAG_CONSTRAINT_NAME);

@@ -41,6 +41,13 @@ typedef struct pg_statement {
     const char *sql;
     int nparams;
     unsigned id; /* index in the registry, set by pg_registry_add */
+    /* Readers take columns by number. When set, the names the result's
+     * columns must have, in the reader's order (an array indexed by the
+     * reader's column enum, NULL-terminated): each pool checks the first
+     * result of the statement, and a SELECT list that no longer matches
+     * stops the server with a message naming the column (a build defect,
+     * caught by any test that runs the statement). */
+    const char *const *columns;
 } pg_statement_t;
 
 /* The statements every connection prepares. Filled at startup, read-only
@@ -93,6 +100,11 @@ void pg_query(pg_pool_t *pool, request_t *rq, const pg_statement_t *stmt, const 
 
 /* 1 if at least one connection is usable now (for /readyz). */
 int pg_pool_is_up(pg_pool_t *pool);
+
+/* Pure: -1 if the result's columns are named `columns` (NULL-terminated),
+ * in order and no more, else the index of the first that is not. Exposed
+ * for tests. */
+int pg_columns_mismatch(const PGresult *res, const char *const *columns);
 
 /* Builds libpq's connection keywords around a URL, adding the timeouts the
  * pool relies on. Exposed for the tools and for tests. The arrays must hold

@@ -7,8 +7,26 @@
 #include "apps/common/app.h"
 #include "core/respond.h"
 
+const char *const board_article_columns[BOARD_ARTICLE_NCOLUMNS + 1] = {
+    [BOARD_ARTICLE_ID] = "id",
+    [BOARD_ARTICLE_SLUG] = "slug",
+    [BOARD_ARTICLE_TITLE] = "title",
+    [BOARD_ARTICLE_DESCRIPTION] = "description",
+    [BOARD_ARTICLE_BODY] = "body",
+    [BOARD_ARTICLE_CREATED_AT] = "created_at",
+    [BOARD_ARTICLE_UPDATED_AT] = "updated_at",
+    [BOARD_ARTICLE_FAVORITES_COUNT] = "favorites_count",
+    [BOARD_ARTICLE_FAVORITED] = "favorited",
+    [BOARD_ARTICLE_USERNAME] = "username",
+    [BOARD_ARTICLE_BIO] = "bio",
+    [BOARD_ARTICLE_IMAGE] = "image",
+    [BOARD_ARTICLE_FOLLOWING] = "following",
+    [BOARD_ARTICLE_TAG_LIST] = "tag_list",
+    [BOARD_ARTICLE_NCOLUMNS] = NULL,
+};
+
 static pg_statement_t stmt_article_by_id = {
-    "board_article_by_id", BOARD_ARTICLE_SELECT("a.body") "WHERE a.id = $2", 2, 0};
+    "board_article_by_id", BOARD_ARTICLE_SELECT("a.body") "WHERE a.id = $2", 2, 0, board_article_columns};
 
 static int is_true(PGresult *r, int row, int col)
 {
@@ -42,35 +60,36 @@ static void write_nullable(jsonw_t *w, PGresult *r, int row, int col)
 void board_write_article(jsonw_t *w, PGresult *r, int row, int with_body)
 {
     jsonw_raw(w, H2O_STRLIT("{\"slug\":"));
-    write_text(w, r, row, 1);
+    write_text(w, r, row, BOARD_ARTICLE_SLUG);
     jsonw_raw(w, H2O_STRLIT(",\"title\":"));
-    write_text(w, r, row, 2);
+    write_text(w, r, row, BOARD_ARTICLE_TITLE);
     jsonw_raw(w, H2O_STRLIT(",\"description\":"));
-    write_text(w, r, row, 3);
+    write_text(w, r, row, BOARD_ARTICLE_DESCRIPTION);
     if (with_body) {
         jsonw_raw(w, H2O_STRLIT(",\"body\":"));
-        write_text(w, r, row, 4);
+        write_text(w, r, row, BOARD_ARTICLE_BODY);
     }
     /* PostgreSQL's json_agg already wrote the tag list as JSON */
     jsonw_raw(w, H2O_STRLIT(",\"tagList\":"));
-    jsonw_raw(w, PQgetvalue(r, row, 13), (size_t)PQgetlength(r, row, 13));
+    jsonw_raw(w, PQgetvalue(r, row, BOARD_ARTICLE_TAG_LIST), (size_t)PQgetlength(r, row, BOARD_ARTICLE_TAG_LIST));
     jsonw_raw(w, H2O_STRLIT(",\"createdAt\":"));
-    write_text(w, r, row, 5);
+    write_text(w, r, row, BOARD_ARTICLE_CREATED_AT);
     jsonw_raw(w, H2O_STRLIT(",\"updatedAt\":"));
-    write_text(w, r, row, 6);
-    if (is_true(r, row, 8))
+    write_text(w, r, row, BOARD_ARTICLE_UPDATED_AT);
+    if (is_true(r, row, BOARD_ARTICLE_FAVORITED))
         jsonw_raw(w, H2O_STRLIT(",\"favorited\":true"));
     else
         jsonw_raw(w, H2O_STRLIT(",\"favorited\":false"));
     jsonw_raw(w, H2O_STRLIT(",\"favoritesCount\":"));
-    jsonw_int_text(w, PQgetvalue(r, row, 7), (size_t)PQgetlength(r, row, 7));
+    jsonw_int_text(w, PQgetvalue(r, row, BOARD_ARTICLE_FAVORITES_COUNT),
+                   (size_t)PQgetlength(r, row, BOARD_ARTICLE_FAVORITES_COUNT));
     jsonw_raw(w, H2O_STRLIT(",\"author\":{\"username\":"));
-    write_text(w, r, row, 9);
+    write_text(w, r, row, BOARD_ARTICLE_USERNAME);
     jsonw_raw(w, H2O_STRLIT(",\"bio\":"));
-    write_nullable(w, r, row, 10);
+    write_nullable(w, r, row, BOARD_ARTICLE_BIO);
     jsonw_raw(w, H2O_STRLIT(",\"image\":"));
-    write_nullable(w, r, row, 11);
-    if (is_true(r, row, 12))
+    write_nullable(w, r, row, BOARD_ARTICLE_IMAGE);
+    if (is_true(r, row, BOARD_ARTICLE_FOLLOWING))
         jsonw_raw(w, H2O_STRLIT(",\"following\":true}}"));
     else
         jsonw_raw(w, H2O_STRLIT(",\"following\":false}}"));
@@ -79,15 +98,13 @@ void board_write_article(jsonw_t *w, PGresult *r, int row, int with_body)
 void board_respond_article(request_t *rq, const pg_result_t *res, int status)
 {
     jsonw_t w;
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     if (PQntuples(res->res) == 0) {
         respond_error(rq->req, 404, "article", "not found");
         return;
     }
-    jsonw_init(&w, &rq->req->pool, 1024 + (size_t)PQgetlength(res->res, 0, 4));
+    jsonw_init(&w, &rq->req->pool, 1024 + (size_t)PQgetlength(res->res, 0, BOARD_ARTICLE_BODY));
     jsonw_raw(&w, H2O_STRLIT("{\"article\":"));
     board_write_article(&w, res->res, 0, 1);
     jsonw_raw(&w, "}", 1);

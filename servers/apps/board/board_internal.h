@@ -15,23 +15,44 @@
 /* Timestamps as RealWorld clients expect them: UTC, milliseconds, 'Z'. */
 #define BOARD_TIME(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 
-/* The columns of an article as seen by viewer $1 (0 = anonymous); `body` is
- * the body column or NULL::text for list items (v2 lists carry no body).
- *   0 id, 1 slug, 2 title, 3 description, 4 body, 5 createdAt, 6 updatedAt,
- *   7 favoritesCount, 8 favorited, 9..11 author username/bio/image,
- *   12 following, 13 tagList (JSON array, sorted by name in byte order: RealWorld
- *   clients expect ["dragons","training"] whatever order the author gave;
- *   sorting the few names of one article costs the same as the positional
- *   order did)
- * `from` must provide `a` (articles) and `u` (its author). */
+/* The columns of an article as seen by viewer $1 (0 = anonymous), in the
+ * order of enum board_article_column; `body` is the body column or NULL::text
+ * for list items (v2 lists carry no body). tag_list is a JSON array sorted by
+ * name in byte order: RealWorld clients expect ["dragons","training"]
+ * whatever order the author gave, and sorting one article's few names costs
+ * what the positional order did. `from` must provide `a` (articles) and `u`
+ * (its author). */
 #define BOARD_ARTICLE_COLUMNS(body)                                                                                    \
-    "SELECT a.id, a.slug, a.title, a.description, " body ", " BOARD_TIME("a.created_at") ", " BOARD_TIME(            \
-        "a.updated_at") ", a.favorites_count,"                                                                         \
-                        " EXISTS (SELECT 1 FROM favorites f WHERE f.user_id = $1 AND f.article_id = a.id),"           \
-                        " u.username, u.bio, u.image,"                                                                 \
-                        " EXISTS (SELECT 1 FROM follows fo WHERE fo.follower_id = $1 AND fo.followee_id = u.id),"     \
-                        " (SELECT coalesce(json_agg(t.name ORDER BY t.name COLLATE \"C\"), '[]') FROM article_tags at"         \
-                        " JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id)"
+    "SELECT a.id AS id, a.slug AS slug, a.title AS title, a.description AS description, " body " AS body, "          \
+    BOARD_TIME("a.created_at") " AS created_at, " BOARD_TIME("a.updated_at") " AS updated_at,"                        \
+    " a.favorites_count AS favorites_count,"                                                                           \
+    " EXISTS (SELECT 1 FROM favorites f WHERE f.user_id = $1 AND f.article_id = a.id) AS favorited,"                  \
+    " u.username AS username, u.bio AS bio, u.image AS image,"                                                         \
+    " EXISTS (SELECT 1 FROM follows fo WHERE fo.follower_id = $1 AND fo.followee_id = u.id) AS following,"            \
+    " (SELECT coalesce(json_agg(t.name ORDER BY t.name COLLATE \"C\"), '[]') FROM article_tags at"                   \
+    " JOIN tags t ON t.id = at.tag_id WHERE at.article_id = a.id) AS tag_list"
+
+enum board_article_column {
+    BOARD_ARTICLE_ID,
+    BOARD_ARTICLE_SLUG,
+    BOARD_ARTICLE_TITLE,
+    BOARD_ARTICLE_DESCRIPTION,
+    BOARD_ARTICLE_BODY,
+    BOARD_ARTICLE_CREATED_AT,
+    BOARD_ARTICLE_UPDATED_AT,
+    BOARD_ARTICLE_FAVORITES_COUNT,
+    BOARD_ARTICLE_FAVORITED,
+    BOARD_ARTICLE_USERNAME,
+    BOARD_ARTICLE_BIO,
+    BOARD_ARTICLE_IMAGE,
+    BOARD_ARTICLE_FOLLOWING,
+    BOARD_ARTICLE_TAG_LIST,
+    BOARD_ARTICLE_NCOLUMNS
+};
+
+/* The column names of BOARD_ARTICLE_COLUMNS by enum board_article_column,
+ * NULL-terminated: pg_statement_t.columns of every statement built on it. */
+extern const char *const board_article_columns[BOARD_ARTICLE_NCOLUMNS + 1];
 
 /* One article, filtered by what follows ("WHERE a.slug = $2"). */
 #define BOARD_ARTICLE_SELECT(body) BOARD_ARTICLE_COLUMNS(body) " FROM articles a JOIN users u ON u.id = a.author_id "

@@ -18,27 +18,27 @@ static pg_statement_t stmt_list = {
     " EXISTS (SELECT 1 FROM follows fo WHERE fo.follower_id = $2 AND fo.followee_id = u.id)"
     " FROM articles a LEFT JOIN comments c ON c.article_id = a.id LEFT JOIN users u ON u.id = c.author_id"
     " WHERE a.slug = $1 ORDER BY c.id",
-    2, 0};
+    2, 0, NULL};
 static pg_statement_t stmt_create = {
     "board_comment_create",
     "WITH ins AS (INSERT INTO comments (article_id, author_id, body)"
     " SELECT id, $2, $3 FROM articles WHERE slug = $1 RETURNING id, author_id, created_at, updated_at, body)"
     " SELECT 0, ins.id, " BOARD_TIME("ins.created_at") ", " BOARD_TIME("ins.updated_at") ", ins.body,"
     " u.username, u.bio, u.image, false FROM ins JOIN users u ON u.id = ins.author_id",
-    3, 0};
+    3, 0, NULL};
 static pg_statement_t stmt_delete = {
     "board_comment_delete",
     "DELETE FROM comments c USING articles a WHERE c.id = $1 AND c.article_id = a.id AND a.slug = $2"
     " AND c.author_id = $3 RETURNING c.id",
-    3, 0};
+    3, 0, NULL};
 /* why a delete matched nothing: no row (unknown article), a NULL author (no
  * such comment on it), or someone else's comment */
 static pg_statement_t stmt_owner = {
     "board_comment_author",
     "SELECT c.author_id FROM articles a LEFT JOIN comments c ON c.article_id = a.id AND c.id = $1 WHERE a.slug = $2",
-    2, 0};
+    2, 0, NULL};
 /* byte order, as in every tagList (board_internal.h) */
-static pg_statement_t stmt_tags = {"board_tags", "SELECT name FROM tags ORDER BY name COLLATE \"C\"", 0, 0};
+static pg_statement_t stmt_tags = {"board_tags", "SELECT name FROM tags ORDER BY name COLLATE \"C\"", 0, 0, NULL};
 
 static json_t *comment_json(PGresult *r, int row)
 {
@@ -49,10 +49,8 @@ static json_t *comment_json(PGresult *r, int row)
 
 static void on_list(request_t *rq, const pg_result_t *res)
 {
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     if (PQntuples(res->res) == 0) {
         respond_error(rq->req, 404, "article", "not found");
         return;
@@ -79,10 +77,8 @@ static void list_as(request_t *rq, long long viewer)
 
 static void on_created(request_t *rq, const pg_result_t *res)
 {
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     if (PQntuples(res->res) == 0) {
         respond_error(rq->req, 404, "article", "not found");
         return;
@@ -126,9 +122,9 @@ typedef struct delete_state {
 
 static void on_owner(request_t *rq, const pg_result_t *res)
 {
-    if (res->status != PG_OK)
-        app_fail_db(rq, res);
-    else if (PQntuples(res->res) == 0)
+    if (!app_db_ok(rq, res))
+        return;
+    if (PQntuples(res->res) == 0)
         respond_error(rq->req, 404, "article", "not found");
     else if (PQgetisnull(res->res, 0, 0))
         respond_error(rq->req, 404, "comment", "not found");
@@ -139,10 +135,8 @@ static void on_owner(request_t *rq, const pg_result_t *res)
 static void on_deleted(request_t *rq, const pg_result_t *res)
 {
     delete_state_t *st = rq->app;
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     if (PQntuples(res->res) == 0) {
         const char *params[2] = {st->id, st->slug};
         pg_query(rq->worker->pg, rq, &stmt_owner, params, on_owner);
@@ -171,10 +165,8 @@ static void delete_as(request_t *rq, long long user)
 
 static void on_tags(request_t *rq, const pg_result_t *res)
 {
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     json_t *tags = json_array();
     for (int i = 0; i < PQntuples(res->res); i++)
         json_array_append_new(tags, json_string(PQgetvalue(res->res, i, 0)));

@@ -23,15 +23,15 @@ static pg_statement_t stmt_register = {
     "WITH u AS (INSERT INTO users (username, email, password_hash) VALUES ($1, $2, $3) RETURNING id, " USER_COLUMNS "),"
     " s AS (INSERT INTO sessions (token_hash, user_id) SELECT $4, id FROM u)"
     " SELECT " USER_COLUMNS " FROM u",
-    4, 0};
-static pg_statement_t stmt_login = {"board_login", "SELECT id, password_hash FROM users WHERE email = $1", 1, 0};
+    4, 0, NULL};
+static pg_statement_t stmt_login = {"board_login", "SELECT id, password_hash FROM users WHERE email = $1", 1, 0, NULL};
 static pg_statement_t stmt_session = {
     "board_session_create",
     "WITH s AS (INSERT INTO sessions (token_hash, user_id) VALUES ($1, $2)) SELECT " USER_COLUMNS " FROM users WHERE id = $2",
-    2, 0};
+    2, 0, NULL};
 static pg_statement_t stmt_logout = {
-    "board_logout", "UPDATE sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL", 1, 0};
-static pg_statement_t stmt_user = {"board_user", "SELECT " USER_COLUMNS " FROM users WHERE id = $1", 1, 0};
+    "board_logout", "UPDATE sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL", 1, 0, NULL};
+static pg_statement_t stmt_user = {"board_user", "SELECT " USER_COLUMNS " FROM users WHERE id = $1", 1, 0, NULL};
 /* NULL leaves email, username and password as they are; bio and image are
  * nullable, so whether to set them travels in $7 and $8 */
 static pg_statement_t stmt_update = {
@@ -40,7 +40,7 @@ static pg_statement_t stmt_update = {
     " password_hash = coalesce($4, password_hash), bio = CASE WHEN $8::boolean THEN $5 ELSE bio END,"
     " image = CASE WHEN $7::boolean THEN $6 ELSE image END, updated_at = now()"
     " WHERE id = $1 RETURNING " USER_COLUMNS,
-    8, 0};
+    8, 0, NULL};
 
 /* A valid-enough email: something@something, no spaces. */
 static int email_ok(const char *e)
@@ -191,10 +191,8 @@ static const char dummy_hash[] = "$2b$10$p.O/73ZWtpr3/HULA593w.Ggb.fIjt7eOLLEGSr
 static void on_session_created(request_t *rq, const pg_result_t *res)
 {
     login_job_t *job = rq->app;
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     if (PQntuples(res->res) == 0) { /* the user was deleted meanwhile */
         respond_error(rq->req, 401, "credentials", "invalid");
         return;
@@ -232,10 +230,8 @@ static void verified_for_login(request_t *rq, void *arg)
 static void on_login_user(request_t *rq, const pg_result_t *res)
 {
     login_job_t *job = rq->app;
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     login_job_t *work = malloc(sizeof(*work));
     if (work == NULL)
         h2o_fatal("out of memory");
@@ -276,10 +272,8 @@ static int post_login(h2o_req_t *req, request_t *rq)
 
 static void on_logged_out(request_t *rq, const pg_result_t *res)
 {
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     respond_send(rq->req, 204, "application/json", "", 0);
 }
 
@@ -299,10 +293,8 @@ static void logout_as(request_t *rq, long long user_id)
 
 static void on_user(request_t *rq, const pg_result_t *res)
 {
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     if (PQntuples(res->res) == 0) { /* the user was deleted after auth */
         auth_deny(rq, 0);
         return;

@@ -56,6 +56,14 @@ void app_fail_db(request_t *rq, const pg_result_t *res)
     }
 }
 
+int app_db_ok(request_t *rq, const pg_result_t *res)
+{
+    if (res->status == PG_OK)
+        return 1;
+    app_fail_db(rq, res);
+    return 0;
+}
+
 /* The body parsed with jansson's `flags`, or NULL after a 415 or 400. */
 static json_t *parse_body(request_t *rq, size_t flags)
 {
@@ -86,10 +94,8 @@ json_t *app_json_value(request_t *rq)
 
 void app_explain_no_row(request_t *rq, const pg_result_t *res, const char *what)
 {
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     if (PQntuples(res->res) == 0)
         respond_error(rq->req, 404, what, "not found");
     else

@@ -24,6 +24,10 @@ void *app_state(request_t *rq, size_t size);
  * body. */
 void app_fail_db(request_t *rq, const pg_result_t *res);
 
+/* The first step of most query callbacks: 1 if the query succeeded, else
+ * the failure is answered with app_fail_db and 0 is returned. */
+int app_db_ok(request_t *rq, const pg_result_t *res);
+
 /* The HTTP status for a failed query (exposed for tests). */
 int app_db_status(const pg_result_t *res);
 

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "apps/common/app.h"
+#include "core/query.h"
 #include "core/respond.h"
 #include "core/server.h"
 
@@ -16,6 +17,7 @@ static pg_statement_t stmt_session = {
     "SELECT user_id, token_hash FROM sessions WHERE token_hash = $1 AND revoked_at IS NULL",
     1,
     0,
+    NULL,
 };
 
 typedef struct auth_state {
@@ -26,17 +28,6 @@ typedef struct auth_state {
 int auth_register(pg_registry_t *reg)
 {
     return pg_registry_add(reg, &stmt_session);
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 int auth_token_hash(const char *header, size_t len, char out[2 + 64 + 1])
@@ -56,7 +47,7 @@ int auth_token_hash(const char *header, size_t len, char out[2 + 64 + 1])
     if (len != AUTH_TOKEN_HEX)
         return -1;
     for (size_t i = 0; i < sizeof(raw); i++) {
-        int hi = hexval(header[2 * i]), lo = hexval(header[2 * i + 1]);
+        int hi = query_hexval(header[2 * i]), lo = query_hexval(header[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return -1;
         raw[i] = (unsigned char)(hi * 16 + lo);
@@ -83,10 +74,8 @@ void auth_deny(request_t *rq, int missing)
 static void on_session(request_t *rq, const pg_result_t *res)
 {
     auth_state_t *st = rq->auth;
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     /* The look-up is by hash, so the row matches; comparing again in
      * constant time keeps the check independent of how the index compares. */
     if (PQntuples(res->res) != 1 || PQgetlength(res->res, 0, 1) != 66 ||

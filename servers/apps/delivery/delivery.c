@@ -11,34 +11,83 @@
 #include "core/respond.h"
 #include "data/cache.h"
 
-/* Column order shared by every statement that returns stores. */
+/* Column order shared by every statement that returns stores, then the
+ * menu columns of a store's own page: enum store_column, whose names
+ * store_columns holds for pg's check (pg_statement_t.columns). */
 #define STORE_COLUMNS "id, name, phone, address, owner_id, open_status, introduction, category_id"
 
+enum store_column {
+    STORE_ID,
+    STORE_NAME,
+    STORE_PHONE,
+    STORE_ADDRESS,
+    STORE_OWNER_ID,
+    STORE_OPEN_STATUS,
+    STORE_INTRODUCTION,
+    STORE_CATEGORY_ID,
+    STORE_NCOLUMNS,
+    /* GET /stores/:id: each menu row after the store's columns */
+    MENU_ID = STORE_NCOLUMNS,
+    MENU_NAME,
+    MENU_PRICE,
+    MENU_DESCRIPTION,
+    STORE_WITH_MENU_NCOLUMNS
+};
+
+static const char *const store_columns[STORE_NCOLUMNS + 1] = {
+    [STORE_ID] = "id",
+    [STORE_NAME] = "name",
+    [STORE_PHONE] = "phone",
+    [STORE_ADDRESS] = "address",
+    [STORE_OWNER_ID] = "owner_id",
+    [STORE_OPEN_STATUS] = "open_status",
+    [STORE_INTRODUCTION] = "introduction",
+    [STORE_CATEGORY_ID] = "category_id",
+    [STORE_NCOLUMNS] = NULL,
+};
+
+static const char *const store_with_menu_columns[STORE_WITH_MENU_NCOLUMNS + 1] = {
+    [STORE_ID] = "id",
+    [STORE_NAME] = "name",
+    [STORE_PHONE] = "phone",
+    [STORE_ADDRESS] = "address",
+    [STORE_OWNER_ID] = "owner_id",
+    [STORE_OPEN_STATUS] = "open_status",
+    [STORE_INTRODUCTION] = "introduction",
+    [STORE_CATEGORY_ID] = "category_id",
+    [MENU_ID] = "menu_id",
+    [MENU_NAME] = "menu_name",
+    [MENU_PRICE] = "menu_price",
+    [MENU_DESCRIPTION] = "menu_description",
+    [STORE_WITH_MENU_NCOLUMNS] = NULL,
+};
+
 static pg_statement_t stmt_categories = {
-    "delivery_categories", "SELECT id, name FROM store_categories ORDER BY id", 0, 0};
+    "delivery_categories", "SELECT id, name FROM store_categories ORDER BY id", 0, 0, NULL};
 static pg_statement_t stmt_by_category = {
-    "delivery_stores_by_category", "SELECT " STORE_COLUMNS " FROM stores WHERE category_id = $1 ORDER BY id", 1, 0};
+    "delivery_stores_by_category", "SELECT " STORE_COLUMNS " FROM stores WHERE category_id = $1 ORDER BY id", 1, 0,
+    store_columns};
 static pg_statement_t stmt_by_category_address = {
     "delivery_stores_by_category_address",
-    "SELECT " STORE_COLUMNS " FROM stores WHERE category_id = $1 AND address = $2 ORDER BY id", 2, 0};
+    "SELECT " STORE_COLUMNS " FROM stores WHERE category_id = $1 AND address = $2 ORDER BY id", 2, 0, store_columns};
 /* one round trip: the store's columns repeat on each menu row */
 static pg_statement_t stmt_store = {
     "delivery_store",
     "SELECT s.id, s.name, s.phone, s.address, s.owner_id, s.open_status, s.introduction, s.category_id,"
-    " m.id, m.name, m.price, m.description"
+    " m.id AS menu_id, m.name AS menu_name, m.price AS menu_price, m.description AS menu_description"
     " FROM stores s LEFT JOIN menus m ON m.store_id = s.id WHERE s.id = $1 ORDER BY m.id",
-    1, 0};
+    1, 0, store_with_menu_columns};
 static pg_statement_t stmt_create = {
     "delivery_store_create",
     "INSERT INTO stores (name, phone, address, owner_id, open_status, introduction, category_id)"
     " VALUES ($1, $2, $3, $4, 'CLOSED', $5, $6) RETURNING " STORE_COLUMNS,
-    6, 0};
+    6, 0, store_columns};
 /* the owner check is part of the write, so it cannot race a transfer */
 static pg_statement_t stmt_set_status = {
     "delivery_store_set_status",
     "UPDATE stores SET open_status = $3, updated_at = now() WHERE id = $1 AND owner_id = $2 RETURNING " STORE_COLUMNS,
-    3, 0};
-static pg_statement_t stmt_owner = {"delivery_store_owner", "SELECT owner_id FROM stores WHERE id = $1", 1, 0};
+    3, 0, store_columns};
+static pg_statement_t stmt_owner = {"delivery_store_owner", "SELECT owner_id FROM stores WHERE id = $1", 1, 0, NULL};
 
 #define LIMIT_NAME 100
 #define LIMIT_PHONE 30
@@ -57,21 +106,21 @@ static long long col_int(PGresult *r, int row, int col)
 static void write_store_members(jsonw_t *w, PGresult *r, int row)
 {
     jsonw_raw(w, H2O_STRLIT("\"id\":"));
-    jsonw_int_text(w, PQgetvalue(r, row, 0), (size_t)PQgetlength(r, row, 0));
+    jsonw_int_text(w, PQgetvalue(r, row, STORE_ID), (size_t)PQgetlength(r, row, STORE_ID));
     jsonw_raw(w, H2O_STRLIT(",\"name\":"));
-    jsonw_str(w, PQgetvalue(r, row, 1), (size_t)PQgetlength(r, row, 1));
+    jsonw_str(w, PQgetvalue(r, row, STORE_NAME), (size_t)PQgetlength(r, row, STORE_NAME));
     jsonw_raw(w, H2O_STRLIT(",\"phone\":"));
-    jsonw_str(w, PQgetvalue(r, row, 2), (size_t)PQgetlength(r, row, 2));
+    jsonw_str(w, PQgetvalue(r, row, STORE_PHONE), (size_t)PQgetlength(r, row, STORE_PHONE));
     jsonw_raw(w, H2O_STRLIT(",\"address\":"));
-    jsonw_str(w, PQgetvalue(r, row, 3), (size_t)PQgetlength(r, row, 3));
+    jsonw_str(w, PQgetvalue(r, row, STORE_ADDRESS), (size_t)PQgetlength(r, row, STORE_ADDRESS));
     jsonw_raw(w, H2O_STRLIT(",\"ownerId\":"));
-    jsonw_int_text(w, PQgetvalue(r, row, 4), (size_t)PQgetlength(r, row, 4));
+    jsonw_int_text(w, PQgetvalue(r, row, STORE_OWNER_ID), (size_t)PQgetlength(r, row, STORE_OWNER_ID));
     jsonw_raw(w, H2O_STRLIT(",\"openStatus\":"));
-    jsonw_str(w, PQgetvalue(r, row, 5), (size_t)PQgetlength(r, row, 5));
+    jsonw_str(w, PQgetvalue(r, row, STORE_OPEN_STATUS), (size_t)PQgetlength(r, row, STORE_OPEN_STATUS));
     jsonw_raw(w, H2O_STRLIT(",\"introduction\":"));
-    jsonw_str(w, PQgetvalue(r, row, 6), (size_t)PQgetlength(r, row, 6));
+    jsonw_str(w, PQgetvalue(r, row, STORE_INTRODUCTION), (size_t)PQgetlength(r, row, STORE_INTRODUCTION));
     jsonw_raw(w, H2O_STRLIT(",\"categoryId\":"));
-    jsonw_int_text(w, PQgetvalue(r, row, 7), (size_t)PQgetlength(r, row, 7));
+    jsonw_int_text(w, PQgetvalue(r, row, STORE_CATEGORY_ID), (size_t)PQgetlength(r, row, STORE_CATEGORY_ID));
 }
 
 static void write_store(jsonw_t *w, PGresult *r, int row)
@@ -133,7 +182,7 @@ static void reply_after_invalidation(request_t *rq, int status, PGresult *r)
         send_write_reply(rq);
         return;
     }
-    category_key(key, sizeof(key), col_int(r, 0, 7));
+    category_key(key, sizeof(key), col_int(r, 0, STORE_CATEGORY_ID));
     cache_invalidate(rq->worker->cache, rq, key, send_write_reply);
 }
 
@@ -141,10 +190,8 @@ static void reply_after_invalidation(request_t *rq, int status, PGresult *r)
 
 static void on_categories(request_t *rq, const pg_result_t *res)
 {
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     json_t *list = json_array();
     for (int i = 0; i < PQntuples(res->res); i++)
         json_array_append_new(list, json_pack("{s:I,s:s}", "id", (json_int_t)col_int(res->res, i, 0), "name",
@@ -173,10 +220,8 @@ static void on_listing_rows(request_t *rq, const pg_result_t *res)
 {
     listing_state_t *st = rq->app;
     jsonw_t w;
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     int rows = PQntuples(res->res);
     jsonw_init(&w, &rq->req->pool, 256 * (size_t)rows + 2);
     jsonw_raw(&w, "[", 1);
@@ -260,10 +305,8 @@ static int get_stores(h2o_req_t *req, request_t *rq)
 static void on_store(request_t *rq, const pg_result_t *res)
 {
     jsonw_t w;
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     PGresult *r = res->res;
     if (PQntuples(r) == 0) {
         respond_error(rq->req, 404, "store", "not found");
@@ -274,18 +317,18 @@ static void on_store(request_t *rq, const pg_result_t *res)
     write_store_members(&w, r, 0);
     jsonw_raw(&w, H2O_STRLIT(",\"menus\":["));
     for (int i = 0, n = 0; i < PQntuples(r); i++) {
-        if (PQgetisnull(r, i, 8))
+        if (PQgetisnull(r, i, MENU_ID))
             continue; /* a store without menus */
         if (n++ != 0)
             jsonw_raw(&w, ",", 1);
         jsonw_raw(&w, H2O_STRLIT("{\"id\":"));
-        jsonw_int_text(&w, PQgetvalue(r, i, 8), (size_t)PQgetlength(r, i, 8));
+        jsonw_int_text(&w, PQgetvalue(r, i, MENU_ID), (size_t)PQgetlength(r, i, MENU_ID));
         jsonw_raw(&w, H2O_STRLIT(",\"name\":"));
-        jsonw_str(&w, PQgetvalue(r, i, 9), (size_t)PQgetlength(r, i, 9));
+        jsonw_str(&w, PQgetvalue(r, i, MENU_NAME), (size_t)PQgetlength(r, i, MENU_NAME));
         jsonw_raw(&w, H2O_STRLIT(",\"price\":"));
-        jsonw_int_text(&w, PQgetvalue(r, i, 10), (size_t)PQgetlength(r, i, 10));
+        jsonw_int_text(&w, PQgetvalue(r, i, MENU_PRICE), (size_t)PQgetlength(r, i, MENU_PRICE));
         jsonw_raw(&w, H2O_STRLIT(",\"description\":"));
-        jsonw_str(&w, PQgetvalue(r, i, 11), (size_t)PQgetlength(r, i, 11));
+        jsonw_str(&w, PQgetvalue(r, i, MENU_DESCRIPTION), (size_t)PQgetlength(r, i, MENU_DESCRIPTION));
         jsonw_raw(&w, "}", 1);
     }
     jsonw_raw(&w, "]}", 2);
@@ -315,10 +358,8 @@ static void on_created(request_t *rq, const pg_result_t *res)
         respond_error(rq->req, 422, "categoryId", "does not exist");
         return;
     }
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     reply_after_invalidation(rq, 201, res->res);
 }
 
@@ -374,10 +415,8 @@ static void on_owner(request_t *rq, const pg_result_t *res)
 static void on_status_set(request_t *rq, const pg_result_t *res)
 {
     status_state_t *st = rq->app;
-    if (res->status != PG_OK) {
-        app_fail_db(rq, res);
+    if (!app_db_ok(rq, res))
         return;
-    }
     if (PQntuples(res->res) == 0) {
         /* not updated: tell a missing store from someone else's */
         const char *params[1] = {st->store_text};

@@ -48,7 +48,7 @@ static int read_ms(request_t *rq)
 static void respond_done(h2o_req_t *req, int ms, config_handler_mode_t mode)
 {
     char body[64];
-    int len = snprintf(body, sizeof(body), "{\"ms\":%d,\"mode\":\"%s\"}", ms, config_handler_mode_name(mode));
+    int len = snprintf(body, sizeof(body), "{\"ms\":%d,\"mode\":\"%s\"}", ms, config_handler_mode_names[mode]);
     respond_send(req, 200, "application/json", body, (size_t)len);
 }
 
