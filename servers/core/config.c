@@ -13,9 +13,7 @@ typedef enum flag_kind {
     FLAG_INT,
     FLAG_STRING,
     FLAG_BOOL,
-    FLAG_LOG_MODE,
-    FLAG_DB_MODE,
-    FLAG_HANDLER_MODE,
+    FLAG_CHOICE,    /* one word of `choices`, stored as its index (an enum) */
     FLAG_ON_OFF,    /* a boolean whose value follows (--x on|off), or --no-x */
     FLAG_ADDR,      /* one HOST:PORT, sets a has_ flag */
     FLAG_ADDR_LIST, /* repeatable HOST:PORT */
@@ -29,72 +27,82 @@ typedef struct flag_def {
     size_t offset;     /* of the value in config_t */
     size_t has_offset; /* FLAG_ADDR: offset of its has_ int */
     long min, max;     /* FLAG_INT bounds */
+    const char *const *choices; /* FLAG_CHOICE: the words, by enum value */
     const char *metavar;
     const char *default_text; /* NULL: computed (see help) */
     const char *help;
     int in_flags; /* listed by config_format_flags */
 } flag_def_t;
 
+const char *const config_log_mode_names[] = {
+    [CONFIG_LOG_OFF] = "off", [CONFIG_LOG_ACCESS] = "access", [CONFIG_LOG_VERBOSE] = "verbose", NULL};
+const char *const config_db_mode_names[] = {[CONFIG_DB_ASYNC] = "async", [CONFIG_DB_SYNC] = "sync", NULL};
+const char *const config_handler_mode_names[] = {
+    [CONFIG_HANDLER_OFFLOAD] = "offload", [CONFIG_HANDLER_INLINE] = "inline", NULL};
+
 static const flag_def_t flag_defs[] = {
-    {"listen", FLAG_ADDR_LIST, offsetof(config_t, listen), 0, 0, 0, "HOST:PORT", "0.0.0.0:8080",
+    {"listen", FLAG_ADDR_LIST, offsetof(config_t, listen), 0, 0, 0, NULL, "HOST:PORT", "0.0.0.0:8080",
      "plain HTTP listener (repeatable)", 0},
-    {"workers", FLAG_INT, offsetof(config_t, workers), 0, 1, CONFIG_MAX_WORKERS, "N", NULL,
+    {"workers", FLAG_INT, offsetof(config_t, workers), 0, 1, CONFIG_MAX_WORKERS, NULL, "N", NULL,
      "event-loop threads, each with its own SO_REUSEPORT listener", 1},
-    {"docroot", FLAG_STRING, offsetof(config_t, docroot), 0, 0, 0, "DIR", SUTLAB_DEFAULT_DOCROOT,
+    {"docroot", FLAG_STRING, offsetof(config_t, docroot), 0, 0, 0, NULL, "DIR", SUTLAB_DEFAULT_DOCROOT,
      "static files (/status.txt lives here)", 0},
-    {"db-url", FLAG_STRING, offsetof(config_t, db_url), 0, 0, 0, "URL", "postgresql:///sutlab",
+    {"db-url", FLAG_STRING, offsetof(config_t, db_url), 0, 0, 0, NULL, "URL", "postgresql:///sutlab",
      "PostgreSQL connection string (libpq defaults / PG* env apply)", 0},
-    {"db-conns", FLAG_INT, offsetof(config_t, db_conns), 0, 1, 64, "N", "2",
+    {"db-conns", FLAG_INT, offsetof(config_t, db_conns), 0, 1, 64, NULL, "N", "2",
      "PostgreSQL connections per worker (async mode; sync mode uses one)", 1},
-    {"db-mode", FLAG_DB_MODE, offsetof(config_t, db_mode), 0, 0, 0, "sync|async", "async",
+    {"db-mode", FLAG_CHOICE, offsetof(config_t, db_mode), 0, 0, 0, config_db_mode_names, "sync|async", "async",
      "sync: a worker blocks on each query, one request at a time (php-fpm); async: pipelined, non-blocking", 1},
-    {"db-timeout", FLAG_INT, offsetof(config_t, db_timeout), 0, 10, 600000, "MS", "5000",
+    {"db-timeout", FLAG_INT, offsetof(config_t, db_timeout), 0, 10, 600000, NULL, "MS", "5000",
      "a query unanswered this long fails with 503 and its connection is replaced", 0},
-    {"redis-url", FLAG_STRING, offsetof(config_t, redis_url), 0, 0, 0, "URL", "redis://127.0.0.1:6379",
+    {"redis-url", FLAG_STRING, offsetof(config_t, redis_url), 0, 0, 0, NULL, "URL", "redis://127.0.0.1:6379",
      "Redis used by the cache", 0},
-    {"redis-cache", FLAG_BOOL, offsetof(config_t, redis_cache), 0, 0, 0, NULL, "off",
+    {"redis-cache", FLAG_BOOL, offsetof(config_t, redis_cache), 0, 0, 0, NULL, NULL, "off",
      "cache-aside Redis cache in front of the store listing (make-delivery)", 1},
-    {"cache-ttl", FLAG_INT, offsetof(config_t, cache_ttl), 0, 1, 86400 * 30, "SECONDS", "60",
+    {"cache-ttl", FLAG_INT, offsetof(config_t, cache_ttl), 0, 1, 86400 * 30, NULL, "SECONDS", "60",
      "lifetime of a cached listing", 1},
-    {"cache-timeout", FLAG_INT, offsetof(config_t, cache_timeout), 0, 1, 60000, "MS", "100",
+    {"cache-timeout", FLAG_INT, offsetof(config_t, cache_timeout), 0, 1, 60000, NULL, "MS", "100",
      "a Redis call unanswered this long is abandoned and the listing comes from PostgreSQL", 0},
-    {"cache-local", FLAG_BOOL, offsetof(config_t, cache_local), 0, 0, 0, NULL, "off",
+    {"cache-local", FLAG_BOOL, offsetof(config_t, cache_local), 0, 0, 0, NULL, NULL, "off",
      "with --redis-cache: each worker also keeps the listings it read from Redis in memory, kept coherent "
      "by Redis client-side caching (CLIENT TRACKING), so a hit skips the Redis round trip",
      1},
     {"metrics-listen", FLAG_ADDR, offsetof(config_t, metrics_listen), offsetof(config_t, has_metrics_listen), 0, 0,
-     "HOST:PORT", "off", "extra listener serving only /metrics (it stays on the main port too)", 0},
-    {"keepalive-timeout", FLAG_INT, offsetof(config_t, keepalive_timeout), 0, 0, 3600, "SECONDS", "10",
+     NULL, "HOST:PORT", "off", "extra listener serving only /metrics (it stays on the main port too)", 0},
+    {"keepalive-timeout", FLAG_INT, offsetof(config_t, keepalive_timeout), 0, 0, 3600, NULL, "SECONDS", "10",
      "idle keep-alive timeout; 0 closes the connection after every response", 1},
-    {"backlog", FLAG_INT, offsetof(config_t, backlog), 0, 1, 65535, "N", "1024",
+    {"backlog", FLAG_INT, offsetof(config_t, backlog), 0, 1, 65535, NULL, "N", "1024",
      "listen backlog; small values reproduce refused/reset connections under bursts", 1},
-    {"gzip", FLAG_BOOL, offsetof(config_t, gzip), 0, 0, 0, NULL, "off",
+    {"gzip", FLAG_BOOL, offsetof(config_t, gzip), 0, 0, 0, NULL, NULL, "off",
      "gzip compressible responses for clients that accept it (--no-gzip to disable)", 1},
-    {"log", FLAG_LOG_MODE, offsetof(config_t, log), 0, 0, 0, "off|access|verbose", "off",
+    {"log", FLAG_CHOICE, offsetof(config_t, log), 0, 0, 0, config_log_mode_names, "off|access|verbose", "off",
      "access: buffered access log; verbose: every request and response body, one synchronous write per line", 1},
-    {"log-file", FLAG_STRING, offsetof(config_t, log_file), 0, 0, 0, "PATH", "stdout", "where the log goes", 0},
-    {"count-pagination", FLAG_BOOL, offsetof(config_t, count_pagination), 0, 0, 0, NULL, "off",
+    {"log-file", FLAG_STRING, offsetof(config_t, log_file), 0, 0, 0, NULL, "PATH", "stdout", "where the log goes", 0},
+    {"count-pagination", FLAG_BOOL, offsetof(config_t, count_pagination), 0, 0, 0, NULL, NULL, "off",
      "the article index runs an exact count(*) for articlesCount on every request (Laravel paginate())", 1},
-    {"bcrypt-cost", FLAG_INT, offsetof(config_t, bcrypt_cost), 0, 4, 31, "N", "10",
+    {"bcrypt-cost", FLAG_INT, offsetof(config_t, bcrypt_cost), 0, 4, 31, NULL, "N", "10",
      "bcrypt cost of password hashes at register/login (Laravel's default is 10)", 1},
-    {"offload-threads", FLAG_INT, offsetof(config_t, offload_threads), 0, 0, 256, "N", "0 (= workers)",
+    {"offload-threads", FLAG_INT, offsetof(config_t, offload_threads), 0, 0, 256, NULL, "N", "0 (= workers)",
      "threads for CPU-heavy work off the event loops (bcrypt in async mode, /work/cpu with --handler-mode offload)", 1},
-    {"handler-mode", FLAG_HANDLER_MODE, offsetof(config_t, handler_mode), 0, 0, 0, "inline|offload", "offload",
+    {"handler-mode", FLAG_CHOICE, offsetof(config_t, handler_mode), 0, 0, 0, config_handler_mode_names,
+     "inline|offload", "offload",
      "inline: /work/* runs on the event-loop thread, stalling its worker; offload: CPU on the pool, waits on timers",
      1},
-    {"tls-listen", FLAG_ADDR, offsetof(config_t, tls_listen), offsetof(config_t, has_tls_listen), 0, 0, "HOST:PORT",
+    {"tls-listen", FLAG_ADDR, offsetof(config_t, tls_listen), offsetof(config_t, has_tls_listen), 0, 0,
+     NULL, "HOST:PORT",
      "off", "HTTPS listener (HTTP/1.1 and HTTP/2 via ALPN); needs --tls-cert and --tls-key", 0},
-    {"tls-cert", FLAG_STRING, offsetof(config_t, tls_cert), 0, 0, 0, "FILE", "none",
+    {"tls-cert", FLAG_STRING, offsetof(config_t, tls_cert), 0, 0, 0, NULL, "FILE", "none",
      "PEM certificate (chain) of the HTTPS listener", 0},
-    {"tls-key", FLAG_STRING, offsetof(config_t, tls_key), 0, 0, 0, "FILE", "none",
+    {"tls-key", FLAG_STRING, offsetof(config_t, tls_key), 0, 0, 0, NULL, "FILE", "none",
      "PEM private key of the HTTPS listener", 0},
-    {"tls-resumption", FLAG_ON_OFF, offsetof(config_t, tls_resumption), 0, 0, 0, "on|off", "on",
+    {"tls-resumption", FLAG_ON_OFF, offsetof(config_t, tls_resumption), 0, 0, 0, NULL, "on|off", "on",
      "TLS session resumption (tickets and a session cache shared by all workers); off: every handshake is full", 1},
-    {"drain-timeout", FLAG_INT, offsetof(config_t, drain_timeout), 0, 0, 600, "SECONDS", "5",
+    {"drain-timeout", FLAG_INT, offsetof(config_t, drain_timeout), 0, 0, 600, NULL, "SECONDS", "5",
      "on SIGTERM/SIGINT, how long to wait for open connections before exiting", 0},
 };
 
 #define NFLAGS (sizeof(flag_defs) / sizeof(flag_defs[0]))
+
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -102,28 +110,6 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
-}
-
-const char *config_db_mode_name(config_db_mode_t mode)
-{
-    return mode == CONFIG_DB_SYNC ? "sync" : "async";
-}
-
-const char *config_handler_mode_name(config_handler_mode_t mode)
-{
-    return mode == CONFIG_HANDLER_INLINE ? "inline" : "offload";
-}
-
-const char *config_log_mode_name(config_log_mode_t mode)
-{
-    switch (mode) {
-    case CONFIG_LOG_ACCESS:
-        return "access";
-    case CONFIG_LOG_VERBOSE:
-        return "verbose";
-    default:
-        return "off";
-    }
 }
 
 int config_parse_addr(const char *s, config_addr_t *out)
@@ -216,41 +202,15 @@ static int apply(config_t *cfg, const flag_def_t *def, const char *value, const 
             return -1;
         }
         return 0;
-    case FLAG_LOG_MODE: {
-        config_log_mode_t mode;
-        if (strcmp(value, "off") == 0)
-            mode = CONFIG_LOG_OFF;
-        else if (strcmp(value, "access") == 0)
-            mode = CONFIG_LOG_ACCESS;
-        else if (strcmp(value, "verbose") == 0)
-            mode = CONFIG_LOG_VERBOSE;
-        else {
-            set_err(err, errlen, "%s: expected off|access|verbose, got '%s'", origin, value);
-            return -1;
+    case FLAG_CHOICE:
+        for (int v = 0; def->choices[v] != NULL; v++) {
+            if (strcmp(value, def->choices[v]) == 0) {
+                *(int *)(base + def->offset) = v; /* the enum, int-sized */
+                return 0;
+            }
         }
-        *(config_log_mode_t *)(base + def->offset) = mode;
-        return 0;
-    }
-    case FLAG_DB_MODE:
-        if (strcmp(value, "async") == 0)
-            *(config_db_mode_t *)(base + def->offset) = CONFIG_DB_ASYNC;
-        else if (strcmp(value, "sync") == 0)
-            *(config_db_mode_t *)(base + def->offset) = CONFIG_DB_SYNC;
-        else {
-            set_err(err, errlen, "%s: expected sync|async, got '%s'", origin, value);
-            return -1;
-        }
-        return 0;
-    case FLAG_HANDLER_MODE:
-        if (strcmp(value, "offload") == 0)
-            *(config_handler_mode_t *)(base + def->offset) = CONFIG_HANDLER_OFFLOAD;
-        else if (strcmp(value, "inline") == 0)
-            *(config_handler_mode_t *)(base + def->offset) = CONFIG_HANDLER_INLINE;
-        else {
-            set_err(err, errlen, "%s: expected inline|offload, got '%s'", origin, value);
-            return -1;
-        }
-        return 0;
+        set_err(err, errlen, "%s: expected %s, got '%s'", origin, def->metavar, value);
+        return -1;
     case FLAG_ADDR:
         if (strcmp(value, "off") == 0) {
             *(int *)(base + def->has_offset) = 0;
@@ -489,15 +449,8 @@ size_t config_format_flags(const config_t *cfg, char *buf, size_t len)
         case FLAG_ON_OFF:
             snprintf(value, sizeof(value), "%s", *(const int *)(base + def->offset) ? "on" : "off");
             break;
-        case FLAG_LOG_MODE:
-            snprintf(value, sizeof(value), "%s", config_log_mode_name(*(const config_log_mode_t *)(base + def->offset)));
-            break;
-        case FLAG_DB_MODE:
-            snprintf(value, sizeof(value), "%s", config_db_mode_name(*(const config_db_mode_t *)(base + def->offset)));
-            break;
-        case FLAG_HANDLER_MODE:
-            snprintf(value, sizeof(value), "%s",
-                     config_handler_mode_name(*(const config_handler_mode_t *)(base + def->offset)));
+        case FLAG_CHOICE:
+            snprintf(value, sizeof(value), "%s", def->choices[*(const int *)(base + def->offset)]);
             break;
         default:
             continue;

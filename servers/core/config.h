@@ -93,8 +93,11 @@ size_t config_format_flags(const config_t *cfg, char *buf, size_t len);
 /* Parses "HOST:PORT", "[V6]:PORT" or ":PORT". Returns 0 on success. */
 int config_parse_addr(const char *s, config_addr_t *out);
 
-const char *config_log_mode_name(config_log_mode_t mode);
-const char *config_db_mode_name(config_db_mode_t mode);
-const char *config_handler_mode_name(config_handler_mode_t mode);
+/* The words of each mode flag, indexed by the enum's value and
+ * NULL-terminated: what the flag accepts, and how the server names the mode
+ * (sutlab_build_info, /work's "mode"). */
+extern const char *const config_log_mode_names[];
+extern const char *const config_db_mode_names[];
+extern const char *const config_handler_mode_names[];
 
 #endif

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-static int hexval(char c)
+int query_hexval(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -24,7 +24,7 @@ long query_decode(const char *s, size_t len, int plus_is_space, char *out, size_
             int hi, lo;
             if (i + 2 >= len)
                 return -1;
-            if ((hi = hexval(s[i + 1])) < 0 || (lo = hexval(s[i + 2])) < 0)
+            if ((hi = query_hexval(s[i + 1])) < 0 || (lo = query_hexval(s[i + 2])) < 0)
                 return -1;
             c = (char)(hi * 16 + lo);
             if (c == '\0')

@@ -23,6 +23,9 @@ query_result_t query_param(const char *qs, size_t qslen, const char *name, char 
  * Returns the length, or -1 on a bad escape, a decoded NUL, or no room. */
 long query_decode(const char *s, size_t len, int plus_is_space, char *out, size_t outcap);
 
+/* The value of one hex digit (either case), or -1. */
+int query_hexval(char c);
+
 /* Parses a decimal integer in [min, max] with no sign, spaces or junk.
  * Returns 0 on success. */
 int query_parse_int(const char *s, size_t len, long long min, long long max, long long *out);
