@@ -80,6 +80,10 @@ static const flag_def_t flag_defs[] = {
     {"log-file", FLAG_STRING, offsetof(config_t, log_file), 0, 0, 0, NULL, "PATH", "stdout", "where the log goes", 0},
     {"count-pagination", FLAG_BOOL, offsetof(config_t, count_pagination), 0, 0, 0, NULL, NULL, "off",
      "the article index runs an exact count(*) for articlesCount on every request (Laravel paginate())", 1},
+    {"app-cpu-us", FLAG_INT, offsetof(config_t, app_cpu_us), 0, 0, 1000000, NULL, "N", "0",
+     "CPU time spent on the worker for every request to an app route (not static files or /metrics), "
+     "inline as a php-fpm child's: a web tier as slow as the stack under study",
+     1},
     {"bcrypt-cost", FLAG_INT, offsetof(config_t, bcrypt_cost), 0, 4, 31, NULL, "N", "10",
      "bcrypt cost of password hashes at register/login (Laravel's default is 10)", 1},
     {"offload-threads", FLAG_INT, offsetof(config_t, offload_threads), 0, 0, 256, NULL, "N", "0 (= workers)",

@@ -59,6 +59,7 @@ typedef struct config {
     const char *log_file; /* NULL = stdout */
     int drain_timeout;    /* seconds a graceful stop waits for open connections */
     int count_pagination; /* exact count(*) for articlesCount (Laravel paginate()) */
+    int app_cpu_us;       /* CPU spent on the worker per app request (a slower stack's cost) */
     int bcrypt_cost;
     int offload_threads; /* 0 = as many as workers */
     config_handler_mode_t handler_mode; /* how the /work/ endpoints run */

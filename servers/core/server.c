@@ -17,6 +17,7 @@
 
 #include "build_config.h"
 #include "core/compress.h"
+#include "core/cpuburn.h"
 #include "core/rawreq.h"
 #include "core/respond.h"
 #include "core/tls.h"
@@ -173,6 +174,11 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
             break;
         rq = request_attach(req, worker, match.route->id);
         rq->match = match;
+        /* --app-cpu-us: the app's own cost, on the worker before the handler
+         * (blocking its loop in async mode, its one request in sync mode);
+         * the lab's /metrics is an instrument, not the app */
+        if (s->cfg->app_cpu_us > 0 && strcmp(match.route->template, "/metrics") != 0)
+            cpuburn_ns((uint64_t)s->cfg->app_cpu_us * 1000u);
         return ((request_handler_fn)match.route->handler)(req, rq);
     case ROUTER_METHOD_NOT_ALLOWED:
         if (self->metrics_only && strcmp(match.route->template, "/metrics") != 0)

@@ -8,6 +8,7 @@ milliseconds, a free loop answers in a few), so they hold under ASan too.
 """
 
 import datetime
+import http.client
 import json
 import os
 import re
@@ -530,6 +531,59 @@ class EchoLogging(unittest.TestCase):
             self.assertEqual(status, 200)
             time.sleep(0.3)
         self.assertFalse(os.path.exists(self.log) and os.path.getsize(self.log) > 0)
+
+
+def process_cpu_ns(pid):
+    """CPU time of every thread of pid, in ns (schedstat: exact, unlike the 10 ms ticks of stat)."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+            total += int(f.read().split()[0])
+    return total
+
+
+class AppCpu(unittest.TestCase):
+    """--app-cpu-us N: N us of CPU on the worker for every request to an app route (issue 16), checked
+    against the server's own thread CPU time. Tolerance: the extra CPU per request is within 20 % of N
+    (a burn overshoots by at most one clock read; the rest is the noise of a shared machine)."""
+
+    N_US = 2000
+    REQUESTS = 250
+
+    def cpu_per_request_us(self, srv, path):
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+        before = process_cpu_ns(srv.proc.pid)
+        for _ in range(self.REQUESTS):
+            conn.request("GET", path)
+            r = conn.getresponse()
+            r.read()
+            self.assertEqual(r.status, 200, path)
+        after = process_cpu_ns(srv.proc.pid)
+        conn.close()
+        return (after - before) / 1000.0 / self.REQUESTS
+
+    def test_cost_per_request_matches_the_flag(self):
+        with Server(workers=1, extra_args=NO_DB) as base:
+            plain = self.cpu_per_request_us(base, "/health_check")
+        with Server(workers=1, extra_args=NO_DB + ["--app-cpu-us", str(self.N_US)]) as srv:
+            burned = self.cpu_per_request_us(srv, "/health_check")
+            static = self.cpu_per_request_us(srv, "/status.txt")
+            metrics = self.cpu_per_request_us(srv, "/metrics")
+            flags = srv.get("/metrics")[2].decode()
+        extra = burned - plain
+        self.assertGreater(extra, 0.8 * self.N_US, "burned %.0f us, plain %.0f us" % (burned, plain))
+        self.assertLess(extra, 1.2 * self.N_US, "burned %.0f us, plain %.0f us" % (burned, plain))
+        # static files (nginx's job in the write-up) and the lab's /metrics are not the app
+        self.assertLess(static, 0.2 * self.N_US, static)
+        self.assertLess(metrics, 0.5 * self.N_US, metrics)
+        self.assertIn("--app-cpu-us=%d" % self.N_US, flags)
+
+    def test_bad_values_exit_2(self):
+        for bad in ("-1", "x", "1000001", ""):
+            code, _, err = run_cli(["serve", "--app-cpu-us", bad, "--listen", "127.0.0.1:1"])
+            self.assertEqual(code, 2, (bad, err))
+            self.assertEqual(len(err.strip().splitlines()), 1, err)
+            self.assertIn("--app-cpu-us", err)
 
 
 if __name__ == "__main__":

@@ -6,13 +6,13 @@
 #include <time.h>
 
 #include "apps/common/app.h"
+#include "core/cpuburn.h"
 #include "core/delay.h"
 #include "core/query.h"
 #include "core/respond.h"
 #include "data/offload.h"
 
 #define WORK_MAX_MS 60000
-#define BURN_ROUNDS 4096 /* xorshift rounds between two clock reads: a few microseconds */
 
 typedef struct sleeper {
     delay_t delay;
@@ -52,33 +52,6 @@ static void respond_done(h2o_req_t *req, int ms, config_handler_mode_t mode)
     respond_send(req, 200, "application/json", body, (size_t)len);
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Spins until the calling thread has used ms of CPU. CPU time rather than
- * wall time: preempted on a shared core, a request still costs its N ms of
- * CPU, which is what the case is about. */
-static void burn_cpu(int ms)
-{
-    uint64_t until = thread_cpu_ns() + (uint64_t)ms * 1000000u;
-    uint64_t x = 88172645463325252u;
-    volatile uint64_t sink; /* keeps the compiler from dropping the loop */
-
-    while (thread_cpu_ns() < until) {
-        for (int i = 0; i < BURN_ROUNDS; i++) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-        }
-        sink = x;
-    }
-    (void)sink;
-}
-
 /* Blocks the calling thread for ms (the inline sleep: the worker's loop
  * stops with it). */
 static void sleep_blocking(int ms)
@@ -92,7 +65,7 @@ static void sleep_blocking(int ms)
 
 static void on_burn(void *arg)
 {
-    burn_cpu(*(int *)arg);
+    cpuburn_ns((uint64_t)*(int *)arg * 1000000u);
 }
 
 static void on_burned(request_t *rq, void *arg)
@@ -113,7 +86,7 @@ static int on_cpu(h2o_req_t *req, request_t *rq)
     /* the data layer creates the pool whenever handler mode is offload; the
      * reply names the mode that actually ran, should that ever be wrong */
     if (w->server->cfg->handler_mode == CONFIG_HANDLER_INLINE || w->offload_pool == NULL) {
-        burn_cpu(ms);
+        cpuburn_ns((uint64_t)ms * 1000000u);
         respond_done(req, ms, CONFIG_HANDLER_INLINE);
         return 0;
     }
