@@ -1,0 +1,261 @@
+"""Where the pressure is: the tiers of a run, and what each used during a step.
+
+A tier is a set of process trees: web (every sutlab), lb (HAProxy or nginx in front), db (the
+PostgreSQL postmaster and its backends), redis, and load (the load tool and its children). During a
+step a Sampler reads, for each tier:
+
+  - its CPU time, exact: the live processes' user+system time plus what their reaped children
+    left in cutime/cstime (PostgreSQL backends come and go with connections);
+  - its capacity, in cores: the threads that ran at all during the step (at least ACTIVE_SHARE of
+    a core), capped by the cores its cpuset allows. So a single-threaded Redis, ab or Locust
+    worker saturates at one core, sutlab at its busy workers, PostgreSQL at its busy backends,
+    and `taskset` pinning counts, without a table of which program has how many threads;
+  - on the web tier only, the server-side signals: the summed Send-Q and Recv-Q of its
+    established sockets, its listen queue, ListenOverflows (from the web's own network
+    namespace, so `--netns` labs read the right counters), and what /metrics says of open
+    connections and event-loop lag.
+
+Everything comes from /proc; nothing here starts or stops a process.
+"""
+
+import os
+import threading
+import time
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+ACTIVE_SHARE = 0.05   # a thread that used less than this share of a core did not run during the step
+SAMPLE_EVERY = 0.5    # seconds between two looks at threads, queues and /metrics
+
+TIERS = ("web", "lb", "db", "redis", "load")
+
+
+# -- processes ---------------------------------------------------------------------------------
+
+def _stat_fields(pid):
+    """Fields of /proc/PID/stat after the command name (index 0 = state), or None if gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            data = f.read()
+    except OSError:
+        return None
+    return data[data.rindex(")") + 2:].split()
+
+
+def children_of():
+    """{ppid: [pid, ...]} of every process now."""
+    kids = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            fields = _stat_fields(int(name))
+            if fields is not None:
+                kids.setdefault(int(fields[1]), []).append(int(name))
+    return kids
+
+
+def tree(pids, kids=None):
+    """The pids and all their descendants that are alive now."""
+    kids = children_of() if kids is None else kids
+    seen, todo = set(), [p for p in pids if p]
+    while todo:
+        p = todo.pop()
+        if p not in seen and os.path.exists("/proc/%d" % p):
+            seen.add(p)
+            todo.extend(kids.get(p, ()))
+    return seen
+
+
+def cpu_seconds(pids):
+    """User+system time of the processes, with what their reaped children left (cutime+cstime)."""
+    total = 0
+    for p in pids:
+        fields = _stat_fields(p)
+        if fields is not None:  # utime stime cutime cstime are fields 14-17 of stat, 11-14 here
+            total += sum(int(v) for v in fields[11:15])
+    return total / CLK_TCK
+
+
+def thread_cpu(pids):
+    """{(pid, tid): CPU seconds} of every thread of the processes (schedstat: nanoseconds)."""
+    out = {}
+    for p in pids:
+        try:
+            tids = os.listdir("/proc/%d/task" % p)
+        except OSError:
+            continue
+        for t in tids:
+            try:
+                with open("/proc/%d/task/%s/schedstat" % (p, t)) as f:
+                    out[(p, int(t))] = int(f.read().split()[0]) / 1e9
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def allowed_cores(pids):
+    """Cores the processes may run on (the union of their cpusets)."""
+    cores = set()
+    for p in pids:
+        try:
+            cores |= os.sched_getaffinity(p)
+        except OSError:
+            pass
+    return len(cores) or os.cpu_count()
+
+
+# -- sockets of the web tier ---------------------------------------------------------------------
+
+def _socket_inodes(pids):
+    inodes = set()
+    for p in pids:
+        try:
+            fds = os.listdir("/proc/%d/fd" % p)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                link = os.readlink("/proc/%d/fd/%s" % (p, fd))
+            except OSError:
+                continue
+            if link.startswith("socket:["):
+                inodes.add(link[8:-1])
+    return inodes
+
+
+def socket_queues(pids):
+    """(send_q, recv_q, listen_q) summed over the processes' TCP sockets: Send-Q and Recv-Q of the
+    established ones, and the accept queue of the listening ones (what `ss` shows as Recv-Q)."""
+    pids = list(pids)
+    if not pids:
+        return 0, 0, 0
+    inodes = _socket_inodes(pids)
+    send = recv = listen = 0
+    for table in ("tcp", "tcp6"):
+        try:
+            with open("/proc/%d/net/%s" % (pids[0], table)) as f:
+                lines = f.readlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            cols = line.split()
+            if len(cols) < 10 or cols[9] not in inodes:
+                continue
+            tx, rx = (int(v, 16) for v in cols[4].split(":"))
+            if cols[3] == "01":      # ESTABLISHED
+                send += tx
+                recv += rx
+            elif cols[3] == "0A":    # LISTEN: rx is the accept queue
+                listen += rx
+    return send, recv, listen
+
+
+def listen_overflows(pid):
+    """TcpExt ListenOverflows of the namespace pid lives in, or None."""
+    try:
+        with open("/proc/%d/net/netstat" % pid) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for names, values in zip(lines[::2], lines[1::2]):
+        if names.startswith("TcpExt:"):
+            table = dict(zip(names.split()[1:], values.split()[1:]))
+            return int(table.get("ListenOverflows", 0))
+    return None
+
+
+# -- one step ----------------------------------------------------------------------------------
+
+class Sampler:
+    """Samples the tiers over one step: start(), then stop() returns {tier: usage} and the web's
+    signals.
+
+    roots: {tier: [pid, ...]} (missing or empty tiers are not measured); the load tier's root is
+    the load tool, started by the caller, whose exited children's time is read from the caller's
+    own RUSAGE_CHILDREN (pass load_rusage=True). scrape: a callable returning the web's /metrics
+    as {name: value} of the two gauges (or None), sampled with the rest.
+    """
+
+    def __init__(self, roots, scrape=None, load_rusage=False):
+        self.roots = {t: [p for p in roots.get(t) or () if p] for t in TIERS}
+        self.scrape = scrape
+        self.load_rusage = load_rusage
+        self._stop = threading.Event()
+        self._threads = {t: {} for t in TIERS}   # (pid, tid) -> (first, last) CPU seconds seen
+        self._queues = []
+        self._metrics = []
+
+    def _pids(self, tier, kids):
+        return tree(self.roots[tier], kids)
+
+    def _look(self):
+        kids = children_of()
+        for t in TIERS:
+            for key, cpu in thread_cpu(self._pids(t, kids)).items():
+                first, _ = self._threads[t].get(key, (cpu, cpu))
+                self._threads[t][key] = (first, cpu)
+        web = self._pids("web", kids)
+        if web:
+            self._queues.append(socket_queues(web))
+        if self.scrape is not None:
+            m = self.scrape()
+            if m is not None:
+                self._metrics.append(m)
+
+    def _run(self):
+        while not self._stop.wait(SAMPLE_EVERY):
+            self._look()
+
+    def start(self):
+        kids = children_of()
+        self._t0 = time.monotonic()
+        self._cpu0 = {t: cpu_seconds(self._pids(t, kids)) for t in TIERS}
+        self._rusage0 = os.times()
+        web = self.roots["web"]
+        self._overflows0 = listen_overflows(web[0]) if web else None
+        self._look()
+        self._bg = threading.Thread(target=self._run, daemon=True)
+        self._bg.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self._bg.join()
+        self._look()
+        kids = children_of()
+        elapsed = time.monotonic() - self._t0
+        usage = {}
+        for t in TIERS:
+            if not self.roots[t]:
+                continue
+            cpu = cpu_seconds(self._pids(t, kids)) - self._cpu0[t]
+            if t == "load" and self.load_rusage:
+                now = os.times()
+                cpu += (now.children_user - self._rusage0.children_user
+                        + now.children_system - self._rusage0.children_system)
+            usage[t] = self._usage(t, max(cpu, 0.0), elapsed, kids)
+        return usage, self._signals()
+
+    def _usage(self, tier, cpu, elapsed, kids):
+        active = sum(1 for first, last in self._threads[tier].values()
+                     if last - first >= ACTIVE_SHARE * elapsed)
+        cores = allowed_cores(self._pids(tier, kids) or self.roots[tier])
+        capacity = max(1, min(cores, active))
+        return {"cpu_s": cpu, "cores_used": cpu / elapsed if elapsed > 0 else 0.0,
+                "capacity": capacity, "allowed": cores, "active_threads": active,
+                "busy": cpu / elapsed / capacity if elapsed > 0 else 0.0}
+
+    def _signals(self):
+        web = self.roots["web"]
+        out = {"send_q": None, "recv_q": None, "listen_q": None, "overflows": None,
+               "connections": None, "loop_lag_s": None}
+        if self._queues:
+            out["send_q"] = sum(q[0] for q in self._queues) / len(self._queues)
+            out["recv_q"] = sum(q[1] for q in self._queues) / len(self._queues)
+            out["listen_q"] = max(q[2] for q in self._queues)
+        if web and self._overflows0 is not None:
+            end = listen_overflows(web[0])
+            out["overflows"] = None if end is None else end - self._overflows0
+        conns = [m["connections"] for m in self._metrics if m.get("connections") is not None]
+        lags = [m["loop_lag_s"] for m in self._metrics if m.get("loop_lag_s") is not None]
+        out["connections"] = max(conns) if conns else None
+        out["loop_lag_s"] = max(lags) if lags else None
+        return out

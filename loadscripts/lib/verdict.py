@@ -1,0 +1,79 @@
+"""The tier that limits a step, read from its row as the write-ups read their tables.
+
+A row is a dict: level, rps, and per tier {busy: CPU used / capacity} (see tiers.py), and the web's
+send_q; the previous row, if any, gives the trend. The rules, first match wins:
+
+  1. a server tier (web, lb, db, redis) is saturated: the most saturated one;
+  2. client not reading: the server's established sockets hold more than SENDQ_BACKLOG bytes
+     waiting to be sent while the web tier is idle (the TPS-trend write-up's rule: Send-Q backs
+     up, so look at the load generator);
+  3. load: the load tool's cores are saturated while no server tier is;
+  4. none: nothing is saturated, yet throughput grew less than FLAT_GROWTH while the level grew
+     by LEVEL_GROWTH or more: the limit is concurrency (too few blocking workers, connections);
+  5. below limits: nothing saturated and still scaling.
+"""
+
+SATURATED = 0.85        # share of a tier's capacity
+IDLE = 0.50             # the web tier below this share is idle for rule 2
+SENDQ_BACKLOG = 64 * 1024
+LEVEL_GROWTH = 1.5
+FLAT_GROWTH = 1.10
+
+SERVER_TIERS = ("web", "lb", "db", "redis")
+
+RULES = (
+    "web/lb/db/redis: that tier used >= %d%% of its capacity (busy threads, capped by its cpuset)"
+    % (SATURATED * 100),
+    "client not reading: mean summed Send-Q of the server's sockets > %d KiB while web < %d%%"
+    % (SENDQ_BACKLOG // 1024, IDLE * 100),
+    "load: the load tool used >= %d%% of its capacity, no server tier saturated" % (SATURATED * 100),
+    "none: nothing saturated, rps grew < %d%% while the level grew >= %.1fx: a concurrency limit"
+    % ((FLAT_GROWTH - 1) * 100, LEVEL_GROWTH),
+    "below limits: nothing saturated and rps still grows with the level",
+)
+
+
+def busy(row, tier):
+    usage = row.get("tiers", {}).get(tier)
+    return None if usage is None else usage.get("busy")
+
+
+def verdict(row, previous=None):
+    """(verdict, reason) for one row."""
+    saturated = [(busy(row, t), t) for t in SERVER_TIERS
+                 if busy(row, t) is not None and busy(row, t) >= SATURATED]
+    if saturated:
+        share, tier = max(saturated)
+        return tier, "%s at %d%% of its capacity" % (tier, round(share * 100))
+    web = busy(row, "web")
+    send_q = row.get("send_q")
+    if send_q is not None and send_q > SENDQ_BACKLOG and (web is None or web < IDLE):
+        return "client not reading", "Send-Q %d KiB, web at %d%%" % (send_q // 1024, round((web or 0) * 100))
+    load = busy(row, "load")
+    if load is not None and load >= SATURATED:
+        return "load", "load tool at %d%% of its capacity" % round(load * 100)
+    if previous is not None and _flat(row, previous):
+        return "none", "rps %+d%% for level x%.1f, nothing saturated" % (
+            round((row["rps"] / previous["rps"] - 1) * 100), row["level"] / previous["level"])
+    return "below limits", "nothing saturated"
+
+
+def _flat(row, previous):
+    try:
+        level_growth = float(row["level"]) / float(previous["level"])
+        rps_growth = row["rps"] / previous["rps"]
+    except (KeyError, TypeError, ZeroDivisionError):
+        return False
+    return level_growth >= LEVEL_GROWTH and rps_growth < FLAT_GROWTH
+
+
+def verdicts(rows):
+    """The verdict of every row, each against the row before it (failed rows get none)."""
+    out, previous = [], None
+    for row in rows:
+        if row.get("failed"):
+            out.append(("failed", row.get("error", "the load tool failed")))
+            continue
+        out.append(verdict(row, previous))
+        previous = row
+    return out

@@ -1,0 +1,106 @@
+"""The per-tier sampler of loadscripts/lib/tiers.py against processes that burn a known amount of
+their own CPU (time.process_time), so the check holds however busy the machine is."""
+
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "loadscripts"))
+from lib import tiers  # noqa: E402
+
+PY = "/usr/bin/python3"
+
+# Burns `cpu` seconds of its own CPU, forking first a child that burns `child` seconds and exits
+# (reaped: its time lands in the parent's cutime), then says "done" and idles.
+BURNER = r"""
+import os, sys, time
+cpu, child = float(sys.argv[1]), float(sys.argv[2])
+def burn(s):
+    end = time.process_time() + s
+    while time.process_time() < end:
+        pass
+if child > 0:
+    pid = os.fork()
+    if pid == 0:
+        burn(child)
+        os._exit(0)
+    os.waitpid(pid, 0)
+burn(cpu)
+print("done", flush=True)
+time.sleep(60)
+"""
+
+
+class Sampler(unittest.TestCase):
+    def start_burner(self, cpu, child=0.0):
+        p = subprocess.Popen([PY, "-c", BURNER, str(cpu), str(child)], stdout=subprocess.PIPE, text=True)
+        self.addCleanup(p.stdout.close)
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        return p
+
+    def test_cpu_of_a_tree_matches_what_it_burned(self):
+        p = self.start_burner(0.8, child=0.4)
+        s = tiers.Sampler({"web": [p.pid]}).start()
+        self.assertEqual(p.stdout.readline().strip(), "done")
+        time.sleep(0.3)
+        usage, _ = s.stop()
+        web = usage["web"]
+        # 0.8 s in the process, 0.4 s in its reaped child; ticks are 10 ms, the interpreter's start a
+        # few tens of ms more
+        self.assertGreater(web["cpu_s"], 1.2 - 0.02, web)
+        self.assertLess(web["cpu_s"], 1.2 + 0.25, web)
+        self.assertGreaterEqual(web["active_threads"], 1)
+        self.assertEqual(web["capacity"], 1, web)  # one busy thread: it saturates at one core
+
+    def test_an_idle_process_is_idle(self):
+        p = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"])
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        time.sleep(0.3)
+        s = tiers.Sampler({"db": [p.pid]}).start()
+        time.sleep(1.2)
+        usage, _ = s.stop()
+        self.assertLess(usage["db"]["cpu_s"], 0.05, usage)
+        self.assertLess(usage["db"]["busy"], 0.1, usage)
+
+    def test_load_tier_counts_a_tool_that_exited(self):
+        """The load tool runs to its end inside the step; its time comes from RUSAGE_CHILDREN."""
+        # a root that no longer runs: only what the tool leaves when reaped is counted
+        s = tiers.Sampler({"load": [1 << 30]}, load_rusage=True).start()
+        p = subprocess.run([PY, "-c", "import time\nend = time.process_time() + 0.6\n"
+                            "while time.process_time() < end: pass"])
+        self.assertEqual(p.returncode, 0)
+        usage, _ = s.stop()
+        self.assertGreater(usage["load"]["cpu_s"], 0.6 - 0.02, usage)
+        self.assertLess(usage["load"]["cpu_s"], 0.6 + 0.25, usage)
+
+    def test_pinning_caps_the_capacity(self):
+        p = subprocess.Popen(["taskset", "-c", "0", PY, "-c", "import time; time.sleep(60)"])
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        time.sleep(0.2)
+        self.assertEqual(tiers.allowed_cores([p.pid]), 1)
+
+
+class Sockets(unittest.TestCase):
+    def test_listen_queue_and_overflow_counter_are_read(self):
+        import socket
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(8)
+        clients = [socket.create_connection(srv.getsockname()) for _ in range(3)]
+        try:
+            send, recv, listen = tiers.socket_queues([os.getpid()])
+            self.assertEqual(listen, 3)  # three connections waiting to be accepted
+            self.assertIsNotNone(tiers.listen_overflows(os.getpid()))
+        finally:
+            for c in clients:
+                c.close()
+            srv.close()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,69 @@
+"""The verdict rules of loadscripts/lib/verdict.py on rows recorded from real steps (values as the
+sampler reported them on this machine), one per conclusion the write-ups drew."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "loadscripts"))
+from lib import verdict  # noqa: E402
+
+
+def row(level, rps, send_q=0, **busy):
+    return {"level": level, "rps": rps, "send_q": send_q,
+            "tiers": {t: {"busy": b} for t, b in busy.items()}}
+
+
+class Rules(unittest.TestCase):
+    def test_a_saturated_server_tier_wins(self):
+        # /work/cpu?ms=5 inline, 2 workers: web at 98 %, ab at 31 %
+        self.assertEqual(verdict.verdict(row(8, 395, web=0.98, db=0.0, load=0.31))[0], "web")
+        # the database tier saturated while the web waits on it
+        self.assertEqual(verdict.verdict(row(32, 900, web=0.40, db=0.93, load=0.2))[0], "db")
+        # two saturated: the more saturated one
+        self.assertEqual(verdict.verdict(row(32, 900, web=0.88, db=0.97, load=0.9))[0], "db")
+        self.assertEqual(verdict.verdict(row(4, 60000, web=0.5, redis=0.9, load=0.4))[0], "redis")
+
+    def test_load_when_only_the_client_is_saturated(self):
+        # the 000 write-up: Locust at 90-100 %, the web at 10 %
+        v, reason = verdict.verdict(row(50, 700, web=0.10, db=0.02, load=0.97))
+        self.assertEqual(v, "load")
+        self.assertIn("97%", reason)
+
+    def test_client_not_reading(self):
+        # the 004 write-up: the server idle, its Send-Q backed up
+        v, _ = verdict.verdict(row(10, 150, send_q=3 * 1024 * 1024, web=0.05, load=0.3))
+        self.assertEqual(v, "client not reading")
+        # the same Send-Q with a busy web tier is not that
+        self.assertNotEqual(verdict.verdict(row(10, 150, send_q=3 << 20, web=0.70, load=0.3))[0],
+                            "client not reading")
+
+    def test_none_when_flat_and_nothing_saturated(self):
+        # the 000 write-up: web 40 %, db 21 %, locust 16 %, rps flat as users grow
+        rows = [row(2, 180, web=0.40, db=0.21, load=0.16), row(4, 185, web=0.41, db=0.22, load=0.2),
+                row(8, 190, web=0.42, db=0.22, load=0.25)]
+        self.assertEqual([v for v, _ in verdict.verdicts(rows)], ["below limits", "none", "none"])
+
+    def test_below_limits_while_scaling(self):
+        rows = [row(2, 1000, web=0.2, load=0.1), row(4, 1950, web=0.4, load=0.2)]
+        self.assertEqual([v for v, _ in verdict.verdicts(rows)], ["below limits", "below limits"])
+
+    def test_level_barely_grew_is_not_flat(self):
+        rows = [row(10, 1000, web=0.5), row(12, 1020, web=0.5)]
+        self.assertEqual(verdict.verdicts(rows)[1][0], "below limits")
+
+    def test_failed_rows_and_missing_tiers(self):
+        rows = [row(2, 100, web=0.2), {"level": 4, "failed": True, "error": "ab exited 1"}, row(8, 104, web=0.2)]
+        got = verdict.verdicts(rows)
+        self.assertEqual(got[1], ("failed", "ab exited 1"))
+        self.assertEqual(got[2][0], "none")  # against the last row that ran
+        self.assertEqual(verdict.verdict({"level": 1, "rps": 5})[0], "below limits")
+
+    def test_thresholds_are_printed(self):
+        text = "\n".join(verdict.RULES)
+        self.assertIn("85%", text)
+        self.assertIn("64 KiB", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
