@@ -11,7 +11,7 @@ LAB_PKGS=(build-essential meson ninja-build pkg-config libh2o-evloop-dev libssl-
           postgresql-15 postgresql-client-15 redis-server curl ca-certificates)
 # shellcheck disable=SC2034  # used by infra/lab
 TEST_PKGS=(python3 wrk nginx-light apache2-utils curl)
-TEST_PKGS+=(python3-locust python3-matplotlib hey)  # loadscripts tests (Locust, plot, hey)
+TEST_PKGS+=(python3-locust python3-matplotlib hey httperf)  # loadscripts tests (Locust, plot, hey, httperf)
 TEST_PKGS+=(haproxy iproute2 docker-compose nodejs systemd)  # infra tests (+ npm: see infra/lab test)
 TEST_PKGS+=(clang-14 libclang-rt-14-dev)  # libFuzzer targets (tests/fuzz, build-fuzz)
 
