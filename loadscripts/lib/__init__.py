@@ -1,0 +1,20 @@
+"""The library of sutlab's load tooling: loadscripts/bench, flip, soak, plot, the Locust files
+and the integration tests' sutlab_testlib import it (standard library only; matplotlib only for
+the PNGs, imported when one is drawn). Run with Debian's /usr/bin/python3.
+
+  errors    RunError: something failed to run (a tool, a server, a check)
+  procs     processes and ports: process-tree CPU ticks, pinning, listening pid, clean_env, free_port
+  server    ServerProcess: start a server with flags, wait until it answers, stop it, its logs
+  tools     run_tool: one load generator run, bounded, with its own CPU time
+  stats     the nearest-rank percentile, on sorted values or on counts
+  parsers   wrk, hey, ab, pgbench, redis-benchmark and Locust outputs -> one result shape
+  series    per-second series for the plots (Locust CSVs, hey -o csv), and what a file is
+  metrics   the Prometheus text format parser, sutlab's /metrics and its flags in force
+  report    fmt, ratio, medians, table: None is the one missing value
+  driver    contenders alternated in rounds (A B C, then C B A), results as values
+  plots     the PNGs (matplotlib, Agg)
+  bench/    loadscripts/bench's suites;  flip/  loadscripts/flip's targets, load and report
+
+A run's result is a dict: requests, rps, errors (socket_errors + status_errors), p50/p99/...
+and percentiles [(p, ms)] in milliseconds, duration_s, bytes; a value that is unknown is None.
+"""
