@@ -18,7 +18,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from locust import task  # noqa: E402
 
-from sutlab_locust import SutlabUser, opt  # noqa: E402
+from sutlab_locust import SutlabUser  # noqa: E402
+from sutlab_options import opt  # noqa: E402
 
 
 class ScenarioUser(SutlabUser):

@@ -19,7 +19,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from locust import LoadTestShape  # noqa: E402
 
-from sutlab_locust import opt, parse_seconds  # noqa: E402
+from sutlab_options import opt, parse_seconds  # noqa: E402
 
 
 class StepLoadShape(LoadTestShape):
