@@ -30,6 +30,28 @@ static void usage(FILE *out)
                  "       sutlab --version\n");
 }
 
+/* The apps' routes and statements: on the server that will serve them, or
+ * (sutlab db) on a scratch one, for the statements alone. */
+static int register_apps(server_t *s, pg_registry_t *reg)
+{
+    if (ops_register(s) != 0 || work_register(s) != 0 || rpc_register(s) != 0 || auth_register(reg) != 0 ||
+        delivery_register(s, reg) != 0 || board_register(s, reg) != 0)
+        return -1;
+    return 0;
+}
+
+static int db_main(int argc, char **argv)
+{
+    static server_t scratch;
+    static pg_registry_t statements;
+    router_init(&scratch.router);
+    if (register_apps(&scratch, &statements) != 0) {
+        fprintf(stderr, "sutlab db: internal error: a route or statement was rejected\n");
+        return 1;
+    }
+    return db_tool_main(argc, argv, &statements);
+}
+
 static int serve_main(int argc, char **argv)
 {
     static config_t cfg;
@@ -60,9 +82,7 @@ static int serve_main(int argc, char **argv)
     /* the apps add their routes and statements; then the data layer wires
      * each worker's PostgreSQL pool and Redis client */
     backends_init(&backends, &server);
-    if (ops_register(&server) != 0 || work_register(&server) != 0 || rpc_register(&server) != 0 ||
-        auth_register(&backends.registry) != 0 ||
-        delivery_register(&server, &backends.registry) != 0 || board_register(&server, &backends.registry) != 0) {
+    if (register_apps(&server, &backends.registry) != 0) {
         fprintf(stderr, "sutlab serve: internal error: a route or statement was rejected\n");
         return 1;
     }
@@ -92,7 +112,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "serve") == 0)
         return serve_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "db") == 0)
-        return db_tool_main(argc - 1, argv + 1);
+        return db_main(argc - 1, argv + 1);
     fprintf(stderr, "sutlab: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

@@ -48,6 +48,9 @@ typedef struct pg_statement {
      * stops the server with a message naming the column (a build defect,
      * caught by any test that runs the statement). */
     const char *const *columns;
+    /* What runs it, for people: "GET /api/articles?tag=" (sutlab db indexes
+     * status names the endpoints an index serves). */
+    const char *endpoint;
 } pg_statement_t;
 
 /* The statements every connection prepares. Filled at startup, read-only

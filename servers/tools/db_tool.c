@@ -119,6 +119,14 @@ db_tool_parse_result_t db_tool_parse(db_tool_args_t *args, int argc, char **argv
                 action = arg;
                 continue;
             }
+            if (args->command == DB_TOOL_INDEXES) {
+                if (args->nindex_names == INDEXES_MAX_NAMES) {
+                    snprintf(err, errlen, "at most %d index names", INDEXES_MAX_NAMES);
+                    return DB_TOOL_PARSE_ERROR;
+                }
+                args->index_names[args->nindex_names++] = arg;
+                continue;
+            }
             snprintf(err, errlen, "unexpected argument '%s'", arg);
             return DB_TOOL_PARSE_ERROR;
         }
@@ -193,6 +201,10 @@ db_tool_parse_result_t db_tool_parse(db_tool_args_t *args, int argc, char **argv
             snprintf(err, errlen, "unknown action '%s' (off, on or status)", action);
             return DB_TOOL_PARSE_ERROR;
         }
+        if (args->indexes_action == INDEXES_STATUS && args->nindex_names > 0) {
+            snprintf(err, errlen, "status takes no index names (it lists them all)");
+            return DB_TOOL_PARSE_ERROR;
+        }
     }
     return DB_TOOL_PARSE_OK;
 }
@@ -227,22 +239,25 @@ void db_tool_print_help(FILE *out, db_tool_command_t command)
         break;
     case DB_TOOL_INDEXES:
         fprintf(out,
-                "usage: sutlab db indexes off|on|status [--db-url URL]\n"
-                "off drops the secondary indexes (idx_*; never primary keys or unique constraints),\n"
-                "saving their definitions; on recreates them; status lists both.\n"
+                "usage: sutlab db indexes off|on [NAME ...] [--db-url URL]\n"
+                "       sutlab db indexes status [--db-url URL]\n"
+                "off drops the secondary indexes (idx_*; never primary keys or unique constraints), or\n"
+                "only those named, saving their definitions; on recreates them (or the named ones);\n"
+                "status lists each, present or dropped, with the endpoints whose statements use it\n"
+                "(EXPLAIN of every statement, generic plans, on this database's data).\n"
                 "%s",
                 common);
         break;
     default:
         fprintf(out, "usage: sutlab db migrate [--migrations DIR] [--db-url URL]\n"
                      "       sutlab db seed --size tiny|small|medium|large [--seed N] [--force] [--db-url URL]\n"
-                     "       sutlab db indexes off|on|status [--db-url URL]\n"
+                     "       sutlab db indexes off|on [NAME ...] | status [--db-url URL]\n"
                      "       sutlab db COMMAND --help\n");
         break;
     }
 }
 
-static int run(const db_tool_args_t *args)
+static int run(const db_tool_args_t *args, const pg_registry_t *statements)
 {
     char err[1024];
     const char *name = command_name(args->command);
@@ -265,7 +280,8 @@ static int run(const db_tool_args_t *args)
         rc = seed_run(conn, &args->seed, stdout, stderr, err, sizeof(err));
         break;
     case DB_TOOL_INDEXES:
-        rc = indexes_run(conn, args->indexes_action, stdout, err, sizeof(err));
+        rc = indexes_run(conn, args->indexes_action, args->index_names, args->nindex_names, statements, stdout, err,
+                         sizeof(err));
         break;
     default:
         break;
@@ -274,10 +290,10 @@ static int run(const db_tool_args_t *args)
     if (rc != 0)
         fprintf(stderr, "sutlab db %s: %s\n", name, err);
     PQfinish(conn);
-    return rc == 0 ? 0 : 1;
+    return rc == 0 ? 0 : rc == INDEXES_BAD_NAME ? 2 : 1;
 }
 
-int db_tool_main(int argc, char **argv)
+int db_tool_main(int argc, char **argv, const pg_registry_t *statements)
 {
     db_tool_args_t args;
     char err[512];
@@ -295,5 +311,5 @@ int db_tool_main(int argc, char **argv)
     case DB_TOOL_PARSE_OK:
         break;
     }
-    return run(&args);
+    return run(&args, statements);
 }

@@ -4,7 +4,7 @@
  *
  *   sutlab db migrate [--migrations DIR]
  *   sutlab db seed --size tiny|small|medium|large [--seed N] [--force] [--bcrypt-cost N]
- *   sutlab db indexes off|on|status
+ *   sutlab db indexes off|on [NAME ...] | status
  * each with --db-url URL (default: $SUTLAB_DB_URL, else postgresql:///sutlab)
  * and --help.
  *
@@ -36,6 +36,8 @@ typedef struct db_tool_args {
     const char *migrations_dir;
     seed_options_t seed;
     indexes_action_t indexes_action;
+    const char *index_names[INDEXES_MAX_NAMES]; /* off/on: only these (none: all) */
+    size_t nindex_names;
 } db_tool_args_t;
 
 typedef enum db_tool_parse_result {
@@ -53,7 +55,8 @@ db_tool_parse_result_t db_tool_parse(db_tool_args_t *args, int argc, char **argv
 /* Writes the usage of one command (DB_TOOL_NONE: of all of them). */
 void db_tool_print_help(FILE *out, db_tool_command_t command);
 
-/* `sutlab db ...`: parses, connects, runs. Returns the exit status. */
-int db_tool_main(int argc, char **argv);
+/* `sutlab db ...`: parses, connects, runs. `statements` are the apps' (for
+ * indexes status). Returns the exit status. */
+int db_tool_main(int argc, char **argv, const pg_registry_t *statements);
 
 #endif

@@ -419,6 +419,55 @@ class Indexes(Case):
         self.assertIn("nothing to restore", out)
         self.assertEqual(rows(url, IDX_SQL), before)
 
+    def test_one_index_at_a_time(self):
+        """off/on NAME change that index only; an unknown name is exit 2 with nothing changed."""
+        url = self.migrated()
+        before = rows(url, IDX_SQL)
+        names = [n for n, _ in before]
+        self.assertIn("idx_stores_category_id", names)
+        out, _ = self.ok("indexes", "off", "idx_stores_category_id", "--db-url", url)
+        self.assertIn("dropped idx_stores_category_id", out)
+        self.assertEqual([n for n, _ in rows(url, IDX_SQL)], [n for n in names if n != "idx_stores_category_id"])
+        out, _ = self.ok("indexes", "off", "idx_stores_category_id", "--db-url", url)
+        self.assertIn("idx_stores_category_id already dropped", out)
+        for bad in (["off", "idx_nope"], ["on", "idx_nope"], ["off", "idx_comments_article_id", "users_pkey"]):
+            code, out, err = db("indexes", *bad, "--db-url", url)
+            self.assertEqual(code, 2, (bad, out, err))
+            self.assertEqual(len(err.strip().splitlines()), 1, err)
+            self.assertIn("no secondary index named", err)
+        self.assertEqual(len(rows(url, IDX_SQL)), len(before) - 1, "a refused command changed something")
+        out, _ = self.ok("indexes", "on", "idx_stores_category_id", "--db-url", url)
+        self.assertIn("created idx_stores_category_id", out)
+        self.assertEqual(rows(url, IDX_SQL), before)
+        self.assertEqual(count(url, "sutlab_dropped_indexes"), 0)
+
+    def test_status_names_the_endpoints_from_explain(self):
+        """status: every index, present or dropped, with the endpoints whose statements' generic
+        plans scan it. The test database is tiny, so sequential scans are priced out
+        (PGOPTIONS) to see which index serves which statement; a dropped index is recreated for
+        the plans in a transaction that is rolled back."""
+        url = self.migrated()
+        self.ok("indexes", "off", "idx_stores_category_id", "--db-url", url)
+        out, _ = self.ok("indexes", "status", "--db-url", url, env={"PGOPTIONS": "-c enable_seqscan=off"})
+        blocks = {}
+        for line in out.splitlines():
+            m = re.match(r"^(on|off) +(\S+):", line)
+            if m:
+                current = blocks.setdefault(m.group(2), {"state": m.group(1), "used": []})
+            elif line.startswith("     used by "):
+                current["used"].append(line.strip())
+        self.assertEqual(blocks["idx_stores_category_id"]["state"], "off")
+        self.assertIn("used by GET /stores?categoryId= [delivery_stores_by_category]",
+                      blocks["idx_stores_category_id"]["used"])
+        self.assertIn("used by GET /api/articles/:slug/comments [board_comments]",
+                      blocks["idx_comments_article_id"]["used"])
+        self.assertIn("used by GET /api/articles?tag= [board_articles_by_tag]",
+                      blocks["idx_article_tags_tag_id"]["used"])
+        self.assertEqual(set(blocks), {n for n, _ in rows(url, IDX_SQL)} | {"idx_stores_category_id"})
+        # the plans' transaction was rolled back: the dropped index is still dropped
+        self.assertNotIn("idx_stores_category_id", [n for n, _ in rows(url, IDX_SQL)])
+        self.assertRegex(out, r"(?m)^\d+ present, 1 dropped")
+
     def test_on_with_nothing_ever_dropped(self):
         url = self.migrated()
         out, _ = self.ok("indexes", "on", "--db-url", url)

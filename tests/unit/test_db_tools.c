@@ -200,6 +200,14 @@ START_TEST(parse_commands_and_defaults)
     ck_assert_int_eq(a.indexes_action, INDEXES_STATUS);
     ck_assert_int_eq(parse(&a, envp_none, err, "db", "indexes", "off", NULL), DB_TOOL_PARSE_OK);
     ck_assert_int_eq(a.indexes_action, INDEXES_OFF);
+    ck_assert_uint_eq(a.nindex_names, 0);
+    /* one index at a time, or a few */
+    ck_assert_int_eq(parse(&a, envp_none, err, "db", "indexes", "on", "idx_a", "--db-url", "u", "idx_b", NULL),
+                     DB_TOOL_PARSE_OK);
+    ck_assert_int_eq(a.indexes_action, INDEXES_ON);
+    ck_assert_uint_eq(a.nindex_names, 2);
+    ck_assert_str_eq(a.index_names[0], "idx_a");
+    ck_assert_str_eq(a.index_names[1], "idx_b");
 }
 END_TEST
 
@@ -241,7 +249,7 @@ START_TEST(parse_errors)
     ck_assert_ptr_nonnull(strstr(err, "--frob"));
     BAD("db", "indexes");
     BAD("db", "indexes", "sideways");
-    BAD("db", "indexes", "on", "off");
+    BAD("db", "indexes", "status", "idx_x"); /* status takes no names */
     BAD("db", "indexes", "--force", "on");
 #undef BAD
 }

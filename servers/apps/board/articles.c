@@ -34,44 +34,52 @@
 /* One statement per filter shape: each gets a plan that can use its index.
  * A page is $1 viewer, $2 limit, $3 offset, then the filter values; its
  * count takes the filter values only. */
-static pg_statement_t list_all = {"board_articles", PAGE_OF(""), 3, 0, board_article_columns};
-static pg_statement_t count_all = {"board_articles_count", "SELECT count(*) FROM articles", 0, 0, NULL};
+static pg_statement_t list_all = {"board_articles", PAGE_OF(""), 3, 0, board_article_columns, "GET /api/articles"};
+static pg_statement_t count_all = {"board_articles_count", "SELECT count(*) FROM articles", 0, 0, NULL,
+    "GET /api/articles (--count-pagination)"};
 static pg_statement_t list_tag = {
-    "board_articles_by_tag", PAGE_OF("WHERE a.id IN (" TAG_IDS "$4)"), 4, 0, board_article_columns};
+    "board_articles_by_tag", PAGE_OF("WHERE a.id IN (" TAG_IDS "$4)"), 4, 0, board_article_columns,
+    "GET /api/articles?tag="};
 static pg_statement_t count_tag = {
     "board_articles_by_tag_count",
-    "SELECT count(*) FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE t.name = $1", 1, 0, NULL};
+    "SELECT count(*) FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE t.name = $1", 1, 0, NULL,
+    "GET /api/articles?tag= (--count-pagination)"};
 static pg_statement_t list_author = {
-    "board_articles_by_author", PAGE_OF("WHERE a.author_id = (" AUTHOR_ID "$4)"), 4, 0, board_article_columns};
+    "board_articles_by_author", PAGE_OF("WHERE a.author_id = (" AUTHOR_ID "$4)"), 4, 0, board_article_columns,
+    "GET /api/articles?author="};
 static pg_statement_t count_author = {
     "board_articles_by_author_count", "SELECT count(*) FROM articles a WHERE a.author_id = (" AUTHOR_ID "$1)", 1, 0,
-    NULL};
+    NULL, "GET /api/articles?author= (--count-pagination)"};
 static pg_statement_t list_favorited = {
     "board_articles_by_favorited",
-    PAGE_OF("WHERE a.id IN (" FAVORITED_IDS "$4)"), 4, 0, board_article_columns};
+    PAGE_OF("WHERE a.id IN (" FAVORITED_IDS "$4)"), 4, 0, board_article_columns, "GET /api/articles?favorited="};
 static pg_statement_t count_favorited = {
     "board_articles_by_favorited_count",
-    "SELECT count(*) FROM favorites f JOIN users fu ON fu.id = f.user_id WHERE fu.username = $1", 1, 0, NULL};
+    "SELECT count(*) FROM favorites f JOIN users fu ON fu.id = f.user_id WHERE fu.username = $1", 1, 0, NULL,
+    "GET /api/articles?favorited= (--count-pagination)"};
 /* two or three filters at once are rare: one statement with optional terms */
 static pg_statement_t list_filtered = {
     "board_articles_filtered",
     PAGE_OF("WHERE ($4::text IS NULL OR a.id IN (" TAG_IDS "$4))"
             " AND ($5::text IS NULL OR a.author_id = (" AUTHOR_ID "$5))"
             " AND ($6::text IS NULL OR a.id IN (" FAVORITED_IDS "$6))"),
-    6, 0, board_article_columns};
+    6, 0, board_article_columns, "GET /api/articles (several filters)"};
 static pg_statement_t count_filtered = {
     "board_articles_filtered_count",
     "SELECT count(*) FROM articles a WHERE ($1::text IS NULL OR a.id IN (" TAG_IDS "$1))"
     " AND ($2::text IS NULL OR a.author_id = (" AUTHOR_ID "$2))"
     " AND ($3::text IS NULL OR a.id IN (" FAVORITED_IDS "$3))",
-    3, 0, NULL};
+    3, 0, NULL, "GET /api/articles (several filters, --count-pagination)"};
 static pg_statement_t list_feed = {
-    "board_feed", PAGE_OF("WHERE a.author_id IN (" FEED_AUTHORS "$1)"), 3, 0, board_article_columns};
+    "board_feed", PAGE_OF("WHERE a.author_id IN (" FEED_AUTHORS "$1)"), 3, 0, board_article_columns,
+    "GET /api/articles/feed"};
 static pg_statement_t count_feed = {
-    "board_feed_count", "SELECT count(*) FROM articles a WHERE a.author_id IN (" FEED_AUTHORS "$1)", 1, 0, NULL};
+    "board_feed_count", "SELECT count(*) FROM articles a WHERE a.author_id IN (" FEED_AUTHORS "$1)", 1, 0, NULL,
+    "GET /api/articles/feed (--count-pagination)"};
 
 static pg_statement_t stmt_by_slug = {
-    "board_article", BOARD_ARTICLE_SELECT("a.body") "WHERE a.slug = $2", 2, 0, board_article_columns};
+    "board_article", BOARD_ARTICLE_SELECT("a.body") "WHERE a.slug = $2", 2, 0, board_article_columns,
+    "GET /api/articles/:slug"};
 
 /* The slug is the title's prefix plus the new id, unique by construction.
  * Tags are upserted with DO UPDATE so that existing ones return their id. */
@@ -86,7 +94,7 @@ static pg_statement_t stmt_create = {
     " at AS (INSERT INTO article_tags (article_id, tag_id, position)"
     " SELECT a.id, tg.id, tl.ord - 1 FROM a, tl JOIN tg ON tg.name = tl.name)"
     " SELECT id FROM a",
-    6, 0, NULL};
+    6, 0, NULL, "POST /api/articles"};
 /* only the author's row matches; a NULL tag list leaves the tags alone */
 static pg_statement_t stmt_update = {
     "board_article_update",
@@ -103,11 +111,13 @@ static pg_statement_t stmt_update = {
     " SELECT a.id, tg.id, tl.ord - 1 FROM a, tl JOIN tg ON tg.name = tl.name"
     " ON CONFLICT (article_id, tag_id) DO UPDATE SET position = EXCLUDED.position)"
     " SELECT id FROM a",
-    7, 0, NULL};
+    7, 0, NULL, "PUT /api/articles/:slug"};
 static pg_statement_t stmt_delete = {
-    "board_article_delete", "DELETE FROM articles WHERE slug = $1 AND author_id = $2 RETURNING id", 2, 0, NULL};
+    "board_article_delete", "DELETE FROM articles WHERE slug = $1 AND author_id = $2 RETURNING id", 2, 0, NULL,
+    "DELETE /api/articles/:slug"};
 static pg_statement_t stmt_author = {
-    "board_article_author", "SELECT author_id FROM articles WHERE slug = $1", 1, 0, NULL};
+    "board_article_author", "SELECT author_id FROM articles WHERE slug = $1", 1, 0, NULL,
+    "PUT|DELETE /api/articles/:slug (refused)"};
 /* the favorite row and the counter change in one statement, so the count
  * stays exact however many requests race (the UPDATE re-reads the row) */
 static pg_statement_t stmt_favorite = {
@@ -116,14 +126,14 @@ static pg_statement_t stmt_favorite = {
     " ins AS (INSERT INTO favorites (user_id, article_id) SELECT $2, id FROM a ON CONFLICT DO NOTHING RETURNING article_id),"
     " upd AS (UPDATE articles SET favorites_count = favorites_count + 1 FROM ins WHERE articles.id = ins.article_id)"
     " SELECT id FROM a",
-    2, 0, NULL};
+    2, 0, NULL, "POST /api/articles/:slug/favorite"};
 static pg_statement_t stmt_unfavorite = {
     "board_unfavorite",
     "WITH a AS (SELECT id FROM articles WHERE slug = $1),"
     " del AS (DELETE FROM favorites f USING a WHERE f.user_id = $2 AND f.article_id = a.id RETURNING f.article_id),"
     " upd AS (UPDATE articles SET favorites_count = favorites_count - 1 FROM del WHERE articles.id = del.article_id)"
     " SELECT id FROM a",
-    2, 0, NULL};
+    2, 0, NULL, "DELETE /api/articles/:slug/favorite"};
 
 /* --- the index and the feed ------------------------------------------------ */
 

@@ -26,7 +26,8 @@ const char *const board_article_columns[BOARD_ARTICLE_NCOLUMNS + 1] = {
 };
 
 static pg_statement_t stmt_article_by_id = {
-    "board_article_by_id", BOARD_ARTICLE_SELECT("a.body") "WHERE a.id = $2", 2, 0, board_article_columns};
+    "board_article_by_id", BOARD_ARTICLE_SELECT("a.body") "WHERE a.id = $2", 2, 0, board_article_columns,
+    "POST /api/articles, PUT /api/articles/:slug, favorites (the answer)"};
 
 static int is_true(PGresult *r, int row, int col)
 {

@@ -18,27 +18,28 @@ static pg_statement_t stmt_list = {
     " EXISTS (SELECT 1 FROM follows fo WHERE fo.follower_id = $2 AND fo.followee_id = u.id)"
     " FROM articles a LEFT JOIN comments c ON c.article_id = a.id LEFT JOIN users u ON u.id = c.author_id"
     " WHERE a.slug = $1 ORDER BY c.id",
-    2, 0, NULL};
+    2, 0, NULL, "GET /api/articles/:slug/comments"};
 static pg_statement_t stmt_create = {
     "board_comment_create",
     "WITH ins AS (INSERT INTO comments (article_id, author_id, body)"
     " SELECT id, $2, $3 FROM articles WHERE slug = $1 RETURNING id, author_id, created_at, updated_at, body)"
     " SELECT 0, ins.id, " BOARD_TIME("ins.created_at") ", " BOARD_TIME("ins.updated_at") ", ins.body,"
     " u.username, u.bio, u.image, false FROM ins JOIN users u ON u.id = ins.author_id",
-    3, 0, NULL};
+    3, 0, NULL, "POST /api/articles/:slug/comments"};
 static pg_statement_t stmt_delete = {
     "board_comment_delete",
     "DELETE FROM comments c USING articles a WHERE c.id = $1 AND c.article_id = a.id AND a.slug = $2"
     " AND c.author_id = $3 RETURNING c.id",
-    3, 0, NULL};
+    3, 0, NULL, "DELETE /api/articles/:slug/comments/:id"};
 /* why a delete matched nothing: no row (unknown article), a NULL author (no
  * such comment on it), or someone else's comment */
 static pg_statement_t stmt_owner = {
     "board_comment_author",
     "SELECT c.author_id FROM articles a LEFT JOIN comments c ON c.article_id = a.id AND c.id = $1 WHERE a.slug = $2",
-    2, 0, NULL};
+    2, 0, NULL, "DELETE /api/articles/:slug/comments/:id (refused)"};
 /* byte order, as in every tagList (board_internal.h) */
-static pg_statement_t stmt_tags = {"board_tags", "SELECT name FROM tags ORDER BY name COLLATE \"C\"", 0, 0, NULL};
+static pg_statement_t stmt_tags = {"board_tags", "SELECT name FROM tags ORDER BY name COLLATE \"C\"", 0, 0, NULL,
+    "GET /api/tags"};
 
 static json_t *comment_json(PGresult *r, int row)
 {

@@ -13,7 +13,7 @@ static pg_statement_t stmt_profile = {
     "SELECT u.id, u.username, u.bio, u.image,"
     " EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = $2 AND f.followee_id = u.id)"
     " FROM users u WHERE u.username = $1",
-    2, 0, NULL};
+    2, 0, NULL, "GET /api/profiles/:username"};
 /* following yourself is refused by the table's CHECK; the WHERE keeps the
  * statement from failing so the handler can answer 422 itself */
 static pg_statement_t stmt_follow = {
@@ -21,13 +21,13 @@ static pg_statement_t stmt_follow = {
     "WITH t AS (SELECT id, username, bio, image FROM users WHERE username = $1),"
     " ins AS (INSERT INTO follows (follower_id, followee_id) SELECT $2, id FROM t WHERE id <> $2 ON CONFLICT DO NOTHING)"
     " SELECT id, username, bio, image, true FROM t",
-    2, 0, NULL};
+    2, 0, NULL, "POST /api/profiles/:username/follow"};
 static pg_statement_t stmt_unfollow = {
     "board_unfollow",
     "WITH t AS (SELECT id, username, bio, image FROM users WHERE username = $1),"
     " d AS (DELETE FROM follows f USING t WHERE f.follower_id = $2 AND f.followee_id = t.id)"
     " SELECT id, username, bio, image, false FROM t",
-    2, 0, NULL};
+    2, 0, NULL, "DELETE /api/profiles/:username/follow"};
 
 typedef struct profile_state {
     long long viewer;

@@ -23,15 +23,18 @@ static pg_statement_t stmt_register = {
     "WITH u AS (INSERT INTO users (username, email, password_hash) VALUES ($1, $2, $3) RETURNING id, " USER_COLUMNS "),"
     " s AS (INSERT INTO sessions (token_hash, user_id) SELECT $4, id FROM u)"
     " SELECT " USER_COLUMNS " FROM u",
-    4, 0, NULL};
-static pg_statement_t stmt_login = {"board_login", "SELECT id, password_hash FROM users WHERE email = $1", 1, 0, NULL};
+    4, 0, NULL, "POST /api/users"};
+static pg_statement_t stmt_login = {"board_login", "SELECT id, password_hash FROM users WHERE email = $1", 1, 0, NULL,
+    "POST /api/users/login"};
 static pg_statement_t stmt_session = {
     "board_session_create",
     "WITH s AS (INSERT INTO sessions (token_hash, user_id) VALUES ($1, $2)) SELECT " USER_COLUMNS " FROM users WHERE id = $2",
-    2, 0, NULL};
+    2, 0, NULL, "POST /api/users/login"};
 static pg_statement_t stmt_logout = {
-    "board_logout", "UPDATE sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL", 1, 0, NULL};
-static pg_statement_t stmt_user = {"board_user", "SELECT " USER_COLUMNS " FROM users WHERE id = $1", 1, 0, NULL};
+    "board_logout", "UPDATE sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL", 1, 0, NULL,
+    "POST /api/users/logout"};
+static pg_statement_t stmt_user = {"board_user", "SELECT " USER_COLUMNS " FROM users WHERE id = $1", 1, 0, NULL,
+    "GET /api/user"};
 /* NULL leaves email, username and password as they are; bio and image are
  * nullable, so whether to set them travels in $7 and $8 */
 static pg_statement_t stmt_update = {
@@ -40,7 +43,7 @@ static pg_statement_t stmt_update = {
     " password_hash = coalesce($4, password_hash), bio = CASE WHEN $8::boolean THEN $5 ELSE bio END,"
     " image = CASE WHEN $7::boolean THEN $6 ELSE image END, updated_at = now()"
     " WHERE id = $1 RETURNING " USER_COLUMNS,
-    8, 0, NULL};
+    8, 0, NULL, "PUT /api/user"};
 
 /* A valid-enough email: something@something, no spaces. */
 static int email_ok(const char *e)

@@ -18,6 +18,7 @@ static pg_statement_t stmt_session = {
     1,
     0,
     NULL,
+    "every request with a token",
 };
 
 typedef struct auth_state {

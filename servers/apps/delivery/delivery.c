@@ -63,31 +63,33 @@ static const char *const store_with_menu_columns[STORE_WITH_MENU_NCOLUMNS + 1] =
 };
 
 static pg_statement_t stmt_categories = {
-    "delivery_categories", "SELECT id, name FROM store_categories ORDER BY id", 0, 0, NULL};
+    "delivery_categories", "SELECT id, name FROM store_categories ORDER BY id", 0, 0, NULL, "GET /stores/categories"};
 static pg_statement_t stmt_by_category = {
     "delivery_stores_by_category", "SELECT " STORE_COLUMNS " FROM stores WHERE category_id = $1 ORDER BY id", 1, 0,
-    store_columns};
+    store_columns, "GET /stores?categoryId="};
 static pg_statement_t stmt_by_category_address = {
     "delivery_stores_by_category_address",
-    "SELECT " STORE_COLUMNS " FROM stores WHERE category_id = $1 AND address = $2 ORDER BY id", 2, 0, store_columns};
+    "SELECT " STORE_COLUMNS " FROM stores WHERE category_id = $1 AND address = $2 ORDER BY id", 2, 0, store_columns,
+    "GET /stores?categoryId=&address="};
 /* one round trip: the store's columns repeat on each menu row */
 static pg_statement_t stmt_store = {
     "delivery_store",
     "SELECT s.id, s.name, s.phone, s.address, s.owner_id, s.open_status, s.introduction, s.category_id,"
     " m.id AS menu_id, m.name AS menu_name, m.price AS menu_price, m.description AS menu_description"
     " FROM stores s LEFT JOIN menus m ON m.store_id = s.id WHERE s.id = $1 ORDER BY m.id",
-    1, 0, store_with_menu_columns};
+    1, 0, store_with_menu_columns, "GET /stores/:id"};
 static pg_statement_t stmt_create = {
     "delivery_store_create",
     "INSERT INTO stores (name, phone, address, owner_id, open_status, introduction, category_id)"
     " VALUES ($1, $2, $3, $4, 'CLOSED', $5, $6) RETURNING " STORE_COLUMNS,
-    6, 0, store_columns};
+    6, 0, store_columns, "POST /stores"};
 /* the owner check is part of the write, so it cannot race a transfer */
 static pg_statement_t stmt_set_status = {
     "delivery_store_set_status",
     "UPDATE stores SET open_status = $3, updated_at = now() WHERE id = $1 AND owner_id = $2 RETURNING " STORE_COLUMNS,
-    3, 0, store_columns};
-static pg_statement_t stmt_owner = {"delivery_store_owner", "SELECT owner_id FROM stores WHERE id = $1", 1, 0, NULL};
+    3, 0, store_columns, "PATCH /stores/:id/opened|closed"};
+static pg_statement_t stmt_owner = {"delivery_store_owner", "SELECT owner_id FROM stores WHERE id = $1", 1, 0, NULL,
+    "PATCH /stores/:id/opened|closed (refused)"};
 
 #define LIMIT_NAME 100
 #define LIMIT_PHONE 30
