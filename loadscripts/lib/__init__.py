@@ -5,6 +5,7 @@ the PNGs, imported when one is drawn). Run with Debian's /usr/bin/python3.
   errors    RunError: something failed to run (a tool, a server, a check)
   procs     processes and ports: process-tree CPU ticks, pinning, listening pid, clean_env, free_port
   server    ServerProcess: start a server with flags, wait until it answers, stop it, its logs
+  client    one HTTP request (header bytes counted), waiting until a server answers 200
   tools     run_tool: one load generator run, bounded, with its own CPU time
   stats     the nearest-rank percentile, on sorted values or on counts
   parsers   wrk, hey, ab, pgbench, redis-benchmark and Locust outputs -> one result shape
@@ -18,3 +19,8 @@ the PNGs, imported when one is drawn). Run with Debian's /usr/bin/python3.
 A run's result is a dict: requests, rps, errors (socket_errors + status_errors), p50/p99/...
 and percentiles [(p, ms)] in milliseconds, duration_s, bytes; a value that is unknown is None.
 """
+
+import os
+
+LOADSCRIPTS = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+REPO = os.path.dirname(LOADSCRIPTS)

@@ -7,13 +7,11 @@ flip --spawn and the integration tests' Server.
     srv.stop()      # SIGTERM, its exit status (None if it had to be killed)
 """
 
-import http.client
 import os
 import signal
 import subprocess
-import time
 
-from . import procs
+from . import client, procs
 from .errors import RunError
 
 
@@ -39,54 +37,38 @@ class ServerProcess:
         self.proc = None
         self.returncode = None
         self.ready_requests = 0  # readiness requests that got an answer (they show in its logs)
-        self._files = []
 
     # -- lifecycle
 
     def start(self, wait=True):
         """Start it; with `wait`, return once it is ready (else ServerStartError, and it is
         killed). Returns self."""
-        out = open(self.stdout_path, "ab")
-        err = out if self.stderr_path == self.stdout_path else open(self.stderr_path, "ab")
-        self._files = [out] + ([err] if err is not out else [])
-        self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                     env=self.env, cwd=self.cwd, start_new_session=True,
-                                     preexec_fn=procs.die_with_parent if self.die_with_parent else None)
+        with open(self.stdout_path, "ab") as out, open(self.stderr_path, "ab") as err:
+            try:
+                self.proc = subprocess.Popen(
+                    self.argv, stdin=subprocess.DEVNULL, stdout=out,
+                    stderr=subprocess.STDOUT if self.stderr_path == self.stdout_path else err,
+                    env=self.env, cwd=self.cwd, start_new_session=True,
+                    preexec_fn=procs.die_with_parent if self.die_with_parent else None)
+            except OSError as e:
+                raise ServerStartError("%s cannot start: %s: %s" % (self.name, e, " ".join(self.argv)))
         if wait:
             self.wait_ready()
         return self
 
     def wait_ready(self):
-        deadline = time.monotonic() + self.start_timeout
-        hits, last = 0, "no answer"
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise ServerStartError("%s exited with status %s at start-up: %s\n%s"
-                                       % (self.name, self.proc.returncode, " ".join(self.argv),
-                                          self.log_tail()))
-            status, last = self._ask_ready()
-            hits = hits + 1 if status == 200 else 0
-            if hits >= self.ready_hits:
-                return
-            if status != 200:
-                time.sleep(0.05)
-        self.kill()
-        raise ServerStartError("%s did not answer 200 on GET %s at 127.0.0.1:%d within %.0f s (%s): "
-                               "%s\n%s" % (self.name, self.ready_path, self.port, self.start_timeout,
-                                           last, " ".join(self.argv), self.log_tail()))
-
-    def _ask_ready(self):
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+        url = "http://127.0.0.1:%d%s" % (self.port, self.ready_path)
         try:
-            conn.request("GET", self.ready_path)
-            resp = conn.getresponse()
-            resp.read()
-            self.ready_requests += 1
-            return resp.status, "status %d" % resp.status
-        except (OSError, http.client.HTTPException) as e:
-            return None, repr(e)
-        finally:
-            conn.close()
+            self.ready_requests += client.wait_until_ok(url, self.start_timeout, self.ready_hits,
+                                                        alive=self.running)
+        except client.NotReady as e:
+            if self.running():
+                self.kill()
+                raise ServerStartError("%s: %s: %s\n%s" % (self.name, e, " ".join(self.argv),
+                                                            self.log_tail()))
+            raise ServerStartError("%s exited with status %s at start-up: %s\n%s"
+                                   % (self.name, self.proc.returncode, " ".join(self.argv),
+                                      self.log_tail()))
 
     def running(self):
         return self.proc is not None and self.proc.poll() is None
@@ -123,13 +105,6 @@ class ServerProcess:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-
-    def close(self):
-        """Kill it if it still runs and close its log files."""
-        self.kill()
-        for f in self._files:
-            f.close()
-        self._files = []
 
     # -- what it did
 

@@ -1,0 +1,265 @@
+"""flip's load: the scenarios (a wrk script or a Locust tag each), the CPU pinning, and one
+measured run with the server's and PostgreSQL's CPU time around it."""
+
+import json
+import os
+import shlex
+import subprocess
+import time
+
+from . import log
+from .. import LOADSCRIPTS, client, metrics, parsers, procs
+from ..errors import RunError
+from ..tools import run_tool
+
+WRK_DIR = os.path.join(LOADSCRIPTS, "wrk")
+LOCUSTFILE = os.path.join(LOADSCRIPTS, "locust", "locustfile.py")
+LOCUST = "/usr/bin/locust"
+
+# name -> (wrk script, path, script args, extra env, Locust tag, description, probe (method, path, body))
+SCENARIOS = {
+    "health": ("plain.lua", "/health_check", [], {}, "health_check", "GET /health_check",
+               ("GET", "/health_check", None)),
+    "static": ("plain.lua", "/status.txt", [], {}, "static", "GET /status.txt",
+               ("GET", "/status.txt", None)),
+    "articles": ("articles_index.lua", "/", ["20", "1"], {}, "list_articles",
+                 "GET /api/articles?limit=20&offset=0", ("GET", "/api/articles?limit=20&offset=0", None)),
+    "articles-by-author": ("articles_index.lua", "/", ["20", "1", "author=user1"], {}, None,
+                           "GET /api/articles?limit=20&offset=0&author=user1",
+                           ("GET", "/api/articles?limit=20&author=user1", None)),
+    "article": ("article_by_slug.lua", "/", [], {}, "show_articles", "GET /api/articles/<random slug>",
+                ("GET", "/api/articles?limit=1", None)),
+    "stores": ("stores_by_category.lua", "/", [], {}, "stores", "GET /stores?categoryId=<random>",
+               ("GET", "/stores/categories", None)),
+    "stores-gzip": ("stores_by_category.lua", "/", [], {"WRK_HEADERS": "Accept-Encoding: gzip"}, "stores",
+                    "GET /stores?categoryId=<random>, Accept-Encoding: gzip",
+                    ("GET", "/stores/categories", None)),
+    "store": ("store_by_id.lua", "/", [], {}, "store_detail", "GET /stores/<random id>",
+              ("GET", "/stores/1", None)),
+    "echo": ("rpc_echo.lua", "/rpc/echo", ["{echo_bytes}"], {}, "rpc_echo", "POST /rpc/echo ({echo_bytes}-byte payload)",
+             ("POST", "/rpc/echo", b'{"id":1,"method":"echo","payload":"probe"}')),
+    "cpu": ("plain.lua", "/work/cpu?ms={cpu_ms}", [], {}, "work_cpu", "GET /work/cpu?ms={cpu_ms}",
+            ("GET", "/work/cpu?ms=1", None)),
+    "sleep": ("plain.lua", "/work/sleep?ms={sleep_ms}", [], {}, None, "GET /work/sleep?ms={sleep_ms}",
+              ("GET", "/work/sleep?ms=1", None)),
+    "post": ("auth_post.lua", "/", ["comment"], {}, "comment",
+             "POST /api/articles/<random slug>/comments as user1", ("GET", "/api/articles?limit=1", None)),
+    "like": ("auth_post.lua", "/", ["favorite"], {}, "like",
+             "POST then DELETE /api/articles/<random slug>/favorite as user1",
+             ("GET", "/api/articles?limit=1", None)),
+}
+TOKEN_SCENARIOS = {"post", "like"}
+
+
+def scenario_text(args, text):
+    return text.format(cpu_ms=args.cpu_ms, sleep_ms=args.sleep_ms, echo_bytes=args.echo_bytes)
+
+
+def login_token(url, user=1):
+    body = json.dumps({"user": {"email": "user%d@example.com" % user, "password": "password"}}).encode()
+    try:
+        r = client.request(url.rstrip("/") + "/api/users/login", "POST", body, timeout=10)
+        if r.status == 200:
+            return json.loads(r.body)["user"]["token"]
+    except (OSError, ValueError, KeyError) as e:
+        raise RunError("login as user%d failed: %s" % (user, e))
+    raise RunError("login as user%d: HTTP %d %r" % (user, r.status, r.body[:200]))
+
+
+def probe(url, scenario):
+    """(whether the scenario's endpoint answers 2xx, what it answered)."""
+    method, path, body = SCENARIOS[scenario][6]
+    try:
+        r = client.request(url.rstrip("/") + path, method, body, timeout=10)
+    except OSError as e:
+        return False, str(e)
+    return 200 <= r.status < 300, "%s %s -> HTTP %d %s" % (method, path, r.status,
+                                                          r.body[:120].decode("utf-8", "replace"))
+
+
+def choose_scenario(args, url, spec):
+    """The first of --scenario or the flag's scenarios whose endpoint answers; its description."""
+    reasons = []
+    for cand in [args.scenario] if args.scenario else spec["scenarios"]:
+        ok, why = probe(url, cand)
+        if ok:
+            if reasons:
+                log("scenario %s (skipped %s)" % (cand, "; ".join(reasons)))
+            return cand
+        reasons.append("%s: %s" % (cand, why))
+    raise RunError("no usable load: " + "; ".join(reasons) + " (pick one with --scenario)")
+
+
+def load_description(args, scenario):
+    script, _, _, _, tag, what, _ = SCENARIOS[scenario]
+    what = scenario_text(args, what)
+    if args.probe:
+        what += "; probe: wrk -t1 -c1 GET %s" % args.probe
+    if args.tool == "wrk":
+        desc = "wrk -t%d -c%d -d%gs -s loadscripts/wrk/%s: %s" % (args.threads, args.connections,
+                                                                    args.duration, script, what)
+    else:
+        desc = "locust -f loadscripts/locust/locustfile.py --tags %s -u %d -t %gs: %s" % (
+            tag, args.connections, args.duration, what)
+    if args.pin_db:
+        desc += "; sutlab pinned to CPU %s, PostgreSQL to CPU %s" % tuple(args.pin_db.split(":"))
+    return what, desc
+
+
+def wrk_argv(args, url, scenario, duration):
+    script, path, sargs = SCENARIOS[scenario][:3]
+    argv = ["wrk", "-t%d" % args.threads, "-c%d" % args.connections, "-d%ds" % max(1, round(duration)),
+            "--timeout", "10s", "-s", os.path.join(WRK_DIR, script), url.rstrip("/") + scenario_text(args, path)]
+    return argv + (["--"] + [scenario_text(args, a) for a in sargs] if sargs else [])
+
+
+def run_wrk(args, url, scenario, duration, token, outfile):
+    env = dict(os.environ, WRK_SEED="1", **SCENARIOS[scenario][3])
+    if token:
+        env["TOKEN"] = token
+    argv = wrk_argv(args, url, scenario, duration)
+    out = run_tool(argv, duration + 60, "wrk", env=env).output
+    if outfile:
+        with open(outfile, "w") as f:
+            f.write("$ %s\n%s" % (" ".join(shlex.quote(a) for a in argv), out))
+    try:
+        return parsers.parse_wrk(out)
+    except ValueError as e:
+        raise RunError("wrk: %s: %s" % (e, out.strip()[-500:]))
+
+
+def run_locust(args, url, scenario, duration, outprefix):
+    """A headless Locust run of the scenario's tag; the percentiles of its users' level from
+    PREFIX_steps.csv (exact), else Locust's own (whole ms)."""
+    tag = SCENARIOS[scenario][4]
+    if not tag:
+        raise RunError("scenario %s has no Locust task; use --tool wrk" % scenario)
+    if not os.access(LOCUST, os.X_OK):
+        raise RunError("%s not found: apt-get install python3-locust" % LOCUST)
+    u = args.connections
+    argv = [LOCUST, "-f", LOCUSTFILE, "--headless", "--host", url, "--tags", tag, "-u", str(u), "-r", str(u),
+            "-t", "%ds" % max(1, round(duration)), "--csv", outprefix, "--only-summary",
+            "--exit-code-on-error", "0", "--step-settle", "1"]
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    if "gzip" in scenario:
+        env["SUTLAB_ACCEPT_ENCODING"] = "gzip"
+    out = run_tool(argv, duration + 90, "locust", env=env).output
+    with open(outprefix + ".log", "w") as f:
+        f.write("$ %s\n%s" % (" ".join(shlex.quote(a) for a in argv), out))
+    r = parsers.locust_aggregate(outprefix + "_stats.csv")
+    r["duration_s"] = duration
+    steps = outprefix + "_steps.csv"
+    level = [s for s in parsers.locust_steps(steps) if s["users"] == u] if os.path.exists(steps) else []
+    if level:
+        r.update(rps=level[0]["rps"], p50=level[0]["p50_ms"], p95=level[0]["p95_ms"], p99=level[0]["p99_ms"])
+    return r
+
+
+def pin(target, pin_db, undo=False):
+    """sutlab's threads on SERVER_CPU and PostgreSQL's process tree on DB_CPU (backends inherit the
+    postmaster's mask, so connections made later are covered); undo gives both every CPU back."""
+    if not pin_db:
+        return
+    server_cpu, db_cpu = ({int(c)} for c in pin_db.split(":"))
+    if undo:
+        server_cpu = db_cpu = set(range(os.cpu_count() or 1))
+    pg = target.pg_pid()
+    for pid in target.pids():
+        procs.pin_tree(pid, server_cpu)
+    if pg:
+        procs.pin_tree(pg, db_cpu)
+    if not undo:
+        log("pinned sutlab to CPU %s and PostgreSQL to CPU %s" % tuple(pin_db.split(":"))
+            + ("" if pg else " (PostgreSQL's pid unknown: not pinned)"))
+
+
+class Probe:
+    """A light wrk (-t1 -c1) on --probe PATH beside the measured run: the latency a cheap
+    request sees next to the load."""
+
+    def __init__(self, args, url, path_prefix):
+        self.argv = ["wrk", "-t1", "-c1", "-d%ds" % max(1, round(args.duration)), "--timeout", "10s",
+                     "-s", os.path.join(WRK_DIR, "plain.lua"), url.rstrip("/") + args.probe]
+        self.timeout = args.duration + 30
+        self.out = open(path_prefix + ".probe.txt", "w+")
+        self.out.write("$ %s\n" % " ".join(self.argv))
+        self.out.flush()
+        self.proc = subprocess.Popen(self.argv, stdout=self.out, stderr=subprocess.STDOUT)
+
+    def wait(self):
+        try:
+            self.proc.wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def result(self):
+        """probe_p50, probe_p99, probe_errors (None when its output cannot be read)."""
+        self.out.seek(0)
+        try:
+            pr = parsers.parse_wrk(self.out.read())
+            return {"probe_p50": pr.get("p50"), "probe_p99": pr.get("p99"), "probe_errors": pr["errors"]}
+        except ValueError:
+            return {"probe_p50": None, "probe_p99": None, "probe_errors": None}
+        finally:
+            self.out.close()
+
+
+def warm_up(args, target, scenario, label, base, token):
+    if args.warmup > 0:
+        log("warm-up %s (%g s)" % (label, args.warmup))
+        if args.tool == "wrk":
+            run_wrk(args, target.url, scenario, args.warmup, token, None)
+        else:
+            run_locust(args, target.url, scenario, args.warmup, base + "-warmup")
+
+
+def measure(args, target, scenario, label, rnd, token):
+    """One measured run: warm-up, then the load with the server's (and PostgreSQL's) CPU ticks
+    read before and after."""
+    base = os.path.join(target.out, "run%d-%s" % (rnd, label))
+    warm_up(args, target, scenario, label, base, token)
+    pids, pg = target.pids(), target.pg_pid()
+
+    def server_ticks():
+        vals = [procs.tree_ticks(p) for p in pids]
+        return sum(vals) if vals and None not in vals else None
+
+    c0, p0, t0 = server_ticks(), procs.tree_ticks(pg), time.monotonic()
+    log("measuring %s (%g s, %s)" % (label, args.duration, args.tool))
+    side = Probe(args, target.url, base) if args.probe else None
+    try:
+        if args.tool == "wrk":
+            r = run_wrk(args, target.url, scenario, args.duration, token, base + ".wrk.txt")
+        else:
+            r = run_locust(args, target.url, scenario, args.duration, base)
+    finally:
+        if side is not None:
+            side.wait()
+    wall = time.monotonic() - t0
+    r.update(cpu_shares(args, r, (c0, server_ticks()), (p0, procs.tree_ticks(pg)), wall))
+    if side is not None:
+        r.update(side.result())
+    r["build_flags"] = metrics.fetch_flags(target.url) or "(no sutlab_build_info)"
+    log("%s: %.0f req/s, p50 %.3f ms, p95 %.3f ms, p99 %.3f ms, %d errors"
+        % (label, r["rps"], r.get("p50") or 0, r.get("p95") or 0, r.get("p99") or 0, r.get("errors", 0)))
+    return r
+
+
+def cpu_shares(args, r, server, pg, wall):
+    """cpu_pct / cpu_us_req of the server and pg_pct / pg_us_req of PostgreSQL from (ticks before,
+    after); kb_req from the bytes. None where a count is unknown."""
+    secs = r.get("duration_s") or args.duration
+    n = max(1, r.get("requests") or 0)
+    out = {k: None for k in ("cpu_pct", "cpu_us_req", "pg_pct", "pg_us_req")}
+    if None not in server and server[1] >= server[0]:
+        cpu_s = (server[1] - server[0]) / float(procs.CLK_TCK)
+        # Locust's duration is its own -t; its start-up lies inside the wall time
+        out["cpu_pct"] = 100.0 * cpu_s / (max(secs, wall) if args.tool == "locust" else secs)
+        out["cpu_us_req"] = cpu_s * 1e6 / n
+    if None not in pg and pg[1] >= pg[0]:
+        pg_s = (pg[1] - pg[0]) / float(procs.CLK_TCK)
+        out["pg_pct"] = 100.0 * pg_s / secs
+        out["pg_us_req"] = pg_s * 1e6 / n
+    out["kb_req"] = (r["bytes"] / n / 1024.0) if r.get("bytes") else None
+    return out

@@ -1,0 +1,201 @@
+"""The server flip restarts with each run's flags: the lab (infra/lab restart, the default), one
+flip starts itself (--spawn), or one a command restarts (--restart-cmd)."""
+
+import os
+import shlex
+import subprocess
+import urllib.parse
+
+from . import log
+from .. import REPO, client, procs
+from ..errors import RunError
+from ..server import ServerProcess
+
+INFRA_LAB = os.path.join(REPO, "infra", "lab")
+LAB_VAR = os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var")
+
+
+def wait_healthy(url, timeout):
+    client.wait_until_ok(url.rstrip("/") + "/health_check", timeout)
+
+
+def run_logged(argv, logpath, title):
+    """argv's output appended to logpath under a '==== title' line; its exit status."""
+    with open(logpath, "a") as f:
+        f.write("\n==== %s\n" % title)
+        f.flush()
+        return subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                              timeout=120).returncode
+
+
+class Target:
+    """What every target has: url, apply(flags, label) (restart with them, return once it
+    answers), pids(), pg_pid(), restore() (the flags it had), describe(); `original` its flags
+    before flip, db_url and bin when they are known."""
+
+    kind = ""
+
+    def __init__(self, args, out):
+        self.args, self.out = args, out
+        self.url = args.url
+        self.current = None  # flags last applied
+        self.original = []
+        self.db_url, self.bin = args.db_url, None
+
+    def pg_pid(self):
+        return procs.read_pidfile(self.args.pg_pid_file) if self.args.pg_pid_file else None
+
+    def restore(self):
+        pass
+
+
+class LabTarget(Target):
+    kind = "lab"
+
+    def __init__(self, args, out):
+        super().__init__(args, out)
+        self.url = args.url or "http://127.0.0.1:%s" % os.environ.get("SUTLAB_LAB_PORT", "8080")
+        if not self.pids():
+            raise RunError("the lab's sutlab is not running (no live pid in %s/sutlab.pid or "
+                           "scale/sutlab-*.pid): start it with infra/lab up, or give --spawn/--restart-cmd "
+                           "and --url" % LAB_VAR)
+        try:
+            wait_healthy(self.url, 3)
+        except RunError as e:
+            raise RunError("the lab's sutlab does not answer: %s" % e)
+        try:
+            with open(os.path.join(LAB_VAR, "sutlab.flags")) as f:
+                self.original = [line.rstrip("\n") for line in f if line.rstrip("\n") != ""]
+        except OSError:
+            self.original = []
+        self.current = list(self.original)
+        pg_port = os.environ.get("SUTLAB_LAB_PG_PORT", "25432")
+        self.db_url = os.environ.get("SUTLAB_LAB_DB_URL") or "postgresql://postgres@127.0.0.1:%s/sutlab" % pg_port
+        self.bin = os.environ.get("SUTLAB_LAB_BIN") or os.path.join(REPO, "build", "sutlab")
+
+    def _restart(self, flags, label):
+        log("infra/lab restart -- %s" % " ".join(flags))
+        logpath = os.path.join(self.out, "restart.log")
+        rc = run_logged([INFRA_LAB, "restart", "--"] + flags, logpath,
+                        "%s: infra/lab restart -- %s" % (label, " ".join(flags)))
+        self.current = list(flags)
+        if rc != 0:
+            raise RunError("infra/lab restart -- %s failed (exit %d); see %s" % (" ".join(flags), rc, logpath))
+
+    def apply(self, flags, label):
+        if flags != self.current:
+            self._restart(flags, label)
+            wait_healthy(self.url, self.args.start_timeout)
+
+    def pids(self):
+        """The lab's sutlab, or every instance of the scaled lab (infra/lab up --instances N)."""
+        files = [os.path.join(LAB_VAR, "sutlab.pid")]
+        scale = os.path.join(LAB_VAR, "scale")
+        if os.path.isdir(scale):
+            files += sorted(os.path.join(scale, f) for f in os.listdir(scale)
+                            if f.startswith("sutlab-") and f.endswith(".pid"))
+        pids = [procs.read_pidfile(f) for f in files]
+        return [p for p in pids if p and procs.pid_alive(p)]
+
+    def pg_pid(self):
+        if self.args.pg_pid_file or os.environ.get("SUTLAB_LAB_DB_URL"):
+            return super().pg_pid()  # given, or PostgreSQL runs elsewhere
+        return procs.read_pidfile(os.path.join(LAB_VAR, "pg", "data", "postmaster.pid"))
+
+    def restore(self):
+        if self.current != self.original:
+            try:
+                self._restart(self.original, "restore")
+            except RunError as e:
+                log("warning: restoring the lab's flags failed (%s): run infra/lab restart -- %s"
+                    % (e, " ".join(self.original)))
+
+    def describe(self):
+        return "the lab, %s (infra/lab restart)" % self.url
+
+
+class SpawnTarget(Target):
+    kind = "spawn"
+
+    def __init__(self, args, out):
+        super().__init__(args, out)
+        self.cmd = shlex.split(args.spawn)
+        self.server = None
+
+    def stop(self):
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+    def apply(self, flags, label):
+        if flags == self.current and self.server is not None and self.server.running():
+            return
+        self.stop()
+        argv = self.cmd + flags
+        path = os.path.join(self.out, "server-%s.log" % label)
+        shown = " ".join(shlex.quote(a) for a in argv)
+        log("starting %s" % shown)
+        with open(path, "a") as f:
+            f.write("==== %s\n" % shown)
+        self.current = list(flags)
+        self.server = ServerProcess(argv, urllib.parse.urlsplit(self.url).port or 80, path, name=self.cmd[0],
+                                    env=procs.clean_env(), cwd=self.out, start_timeout=self.args.start_timeout)
+        try:
+            self.server.start()
+        except RunError as e:
+            raise RunError("%s (log: %s)" % (e, path))
+
+    def pids(self):
+        return [self.server.pid] if self.server is not None else []
+
+    def restore(self):
+        self.stop()
+
+    def describe(self):
+        return "%s (started by flip: %s FLAGS)" % (self.url, " ".join(self.cmd))
+
+
+class RestartCmdTarget(Target):
+    kind = "restart-cmd"
+
+    def __init__(self, args, out):
+        super().__init__(args, out)
+        self.cmd = shlex.split(args.restart_cmd)
+        self.original = None  # set by the plan: --restore-flags, else the base flags
+
+    def apply(self, flags, label):
+        if flags == self.current:
+            return
+        log("%s %s" % (" ".join(self.cmd), " ".join(flags)))
+        logpath = os.path.join(self.out, "restart.log")
+        rc = run_logged(self.cmd + flags, logpath, "%s: %s" % (label, " ".join(self.cmd + flags)))
+        self.current = list(flags)
+        if rc != 0:
+            raise RunError("%s failed (exit %d); see %s" % (" ".join(self.cmd + flags), rc, logpath))
+        wait_healthy(self.url, self.args.start_timeout)
+
+    def pids(self):
+        if self.args.pid_file:
+            pid = procs.read_pidfile(self.args.pid_file)
+        else:
+            pid = procs.listening_pid(urllib.parse.urlsplit(self.url).port or 80)
+        return [pid] if pid else []
+
+    def restore(self):
+        if self.original is not None and self.current != self.original:
+            log("restoring: %s %s" % (" ".join(self.cmd), " ".join(self.original)))
+            try:
+                self.apply(self.original, "restore")
+            except (RunError, OSError, subprocess.TimeoutExpired) as e:
+                log("warning: restore failed: %s" % e)
+
+    def describe(self):
+        return "%s (restarted with: %s FLAGS)" % (self.url, " ".join(self.cmd))
+
+
+def make_target(args, out):
+    if args.spawn:
+        return SpawnTarget(args, out)
+    if args.restart_cmd:
+        return RestartCmdTarget(args, out)
+    return LabTarget(args, out)
