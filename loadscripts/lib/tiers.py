@@ -239,7 +239,7 @@ class Sampler:
                      if last - first >= ACTIVE_SHARE * elapsed)
         cores = allowed_cores(self._pids(tier, kids) or self.roots[tier])
         capacity = max(1, min(cores, active))
-        return {"cpu_s": cpu, "cores_used": cpu / elapsed if elapsed > 0 else 0.0,
+        return {"cpu_s": cpu, "elapsed_s": elapsed, "cores_used": cpu / elapsed if elapsed > 0 else 0.0,
                 "capacity": capacity, "allowed": cores, "active_threads": active,
                 "busy": cpu / elapsed / capacity if elapsed > 0 else 0.0}
 

@@ -1,0 +1,169 @@
+"""The load tools of a stepped run (loadscripts/steps): for each, the command that holds one level
+for a number of seconds, and what its output says of the step: requests/s, mean, p50 and p99 in
+ms, and the errors by kind.
+
+Error kinds: a status code ("404", or a class such as "5xx" when the tool counts no more than
+that, or "non-2xx" when it does not say which), "timeout", "refused", "reset", and "other". What
+each tool can tell:
+  ab       non-2xx (no codes); failed connects and receives (run with -r, so a reset does not end
+           the run)
+  hey      every status code; refused / reset / timeout from its error distribution
+  wrk      non-2xx (no codes); connect errors (refused), read errors (reset), timeouts
+  locust   every status code and exception, from PREFIX_failures.csv
+  httperf  2xx..5xx classes; client timeouts, refused, reset
+"""
+
+import csv
+import os
+import re
+
+from . import httperf, parsers, report
+
+TOOLS = ("ab", "hey", "wrk", "locust", "httperf")
+OPEN_MODEL = ("httperf",)  # levels are arrival rates, not concurrent clients
+
+
+class Load:
+    """One tool aimed at one target. `url` is the base (http://HOST:PORT), `path` what ab, hey,
+    httperf and a script-less wrk request; `extra` the tool options the user added."""
+
+    def __init__(self, tool, url, path="/", timeout=10, script=None, locustfiles=None, tags=None,
+                 locust_args=(), out_dir=None):
+        if tool not in TOOLS:
+            raise ValueError("unknown tool %r (%s)" % (tool, ", ".join(TOOLS)))
+        self.tool, self.url, self.path, self.timeout = tool, url.rstrip("/"), path, timeout
+        self.script, self.locustfiles, self.tags = script, locustfiles, tags
+        self.locust_args, self.out_dir = list(locust_args), out_dir
+
+    def command(self, level, seconds, tag):
+        """The argv that holds `level` (clients, or arrivals a second for httperf) for `seconds`;
+        `tag` names the files a run leaves in out_dir (Locust's CSVs)."""
+        target = self.url + self.path
+        if self.tool == "ab":
+            # -r: a reset or a timed-out receive is counted, not the end of the run
+            return ["ab", "-r", "-k", "-q", "-s", str(self.timeout), "-c", str(level), "-t", str(seconds),
+                    "-n", "100000000", target]
+        if self.tool == "hey":
+            return ["hey", "-c", str(level), "-z", "%ds" % seconds, "-t", str(self.timeout), target]
+        if self.tool == "wrk":
+            argv = ["wrk", "-t1", "-c", str(level), "-d", "%ds" % seconds, "--timeout", "%ds" % self.timeout,
+                    "--latency"]
+            return argv + (["-s", self.script, self.url] if self.script else [target])
+        if self.tool == "httperf":
+            host, port = _host_port(self.url)
+            return httperf.command(host, port, self.path, level, seconds, self.timeout)
+        argv = ["/usr/bin/locust", "-f", ",".join(self.locustfiles), "--headless", "--host", self.url,
+                "-u", str(level), "-r", str(level), "-t", "%ds" % seconds, "--only-summary",
+                "--csv", os.path.join(self.out_dir, tag)]
+        if self.tags:
+            argv += ["--tags"] + list(self.tags)
+        return argv + self.locust_args
+
+    def result(self, output, tag, level, skip_s=0):
+        """{rps, mean, p50, p99, errors: {kind: n}} of a finished run; the first skip_s seconds
+        (a warm-up inside the run: Locust's) are left out where the tool keeps per-second rows.
+        ValueError if the output holds no result."""
+        if self.tool == "locust":
+            return _locust(os.path.join(self.out_dir, tag), skip_s)
+        if self.tool == "httperf":
+            r = httperf.parse(output)
+            kinds = {cls: n for cls, n in r["status"].items() if cls not in ("1xx", "2xx", "3xx") and n}
+            kinds.update(_named(r["errors"], {"client-timo": "timeout", "connrefused": "refused",
+                                              "connreset": "reset"}))
+            return {"rps": r["rps"], "mean": r["reply_ms"], "p50": None, "p95": None, "p99": None, "errors": kinds,
+                    "shortfall": httperf.shortfall(r, level)}
+        r = {"ab": parsers.parse_ab, "hey": parsers.parse_hey, "wrk": parsers.parse_wrk}[self.tool](output)
+        return {"rps": r["rps"], "mean": r.get("mean"), "p50": r.get("p50"), "p95": r.get("p95"), "p99": r.get("p99"),
+                "errors": {"ab": _ab_kinds, "hey": _hey_kinds, "wrk": _wrk_kinds}[self.tool](output)}
+
+
+def _host_port(url):
+    m = re.match(r"^https?://([^:/]+)(?::(\d+))?", url)
+    if m is None:
+        raise ValueError("not an http URL: %r" % url)
+    return m.group(1), int(m.group(2) or 80)
+
+
+def _named(counts, names):
+    out = {}
+    for key, n in counts.items():
+        if n:
+            kind = names.get(key, "other")
+            out[kind] = out.get(kind, 0) + n
+    return out
+
+
+def _ab_kinds(text):
+    out = {}
+    m = re.search(r"^Non-2xx responses:\s*(\d+)", text, re.M)
+    if m and int(m.group(1)):
+        out["non-2xx"] = int(m.group(1))
+    m = re.search(r"\(Connect: (\d+), Receive: (\d+), Length: \d+, Exceptions: (\d+)\)", text)
+    if m:
+        out.update(_named({"connect": int(m.group(1)), "receive": int(m.group(2)), "other": int(m.group(3))},
+                          {"connect": "refused", "receive": "reset"}))
+    return out
+
+
+def classify(message):
+    """The kind of one error message of hey or Locust."""
+    m = re.search(r"\b([1-5]\d\d)\b (?:Client|Server) Error|status code:? ?([1-5]\d\d)", message)
+    if m:
+        return m.group(1) or m.group(2)
+    text = message.lower()
+    if "refused" in text:
+        return "refused"
+    if "reset" in text or "remotedisconnected" in text or "eof" in text:
+        return "reset"
+    if "timeout" in text or "timed out" in text or "deadline exceeded" in text:
+        return "timeout"
+    return "other"
+
+
+def _hey_kinds(text):
+    out = {}
+    for code, n in re.findall(r"^\s*\[(\d+)\]\s+(\d+) responses", text, re.M):
+        if not 200 <= int(code) < 400:
+            out[code] = out.get(code, 0) + int(n)
+    for n, message in re.findall(r"^\s*\[(\d+)\]\s+(.*)$", text.partition("Error distribution:")[2], re.M):
+        kind = classify(message)
+        out[kind] = out.get(kind, 0) + int(n)
+    return out
+
+
+def _wrk_kinds(text):
+    out = {}
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    if m:
+        out.update(_named(dict(zip(("connect", "read", "write", "timeout"), (int(x) for x in m.groups()))),
+                          {"connect": "refused", "read": "reset", "timeout": "timeout"}))
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    if m and int(m.group(1)):
+        out["non-2xx"] = int(m.group(1))
+    return out
+
+
+def _locust(prefix, skip_s):
+    """Locust's figures past its warm-up: rps from the per-second rows of the sutlab recorder
+    (PREFIX_seconds.csv), p50/p99 the medians of their per-second values, the mean weighted by
+    requests; errors by kind from PREFIX_failures.csv (its counts cover the whole run)."""
+    rows = parsers.locust_seconds(prefix + "_seconds.csv")
+    if rows:
+        t0 = rows[0]["timestamp"]
+        rows = [r for r in rows if r["timestamp"] - t0 >= skip_s] or rows
+    n = sum(r["requests"] for r in rows)
+    if not rows or n == 0:
+        raise ValueError("Locust completed no request (%s_seconds.csv)" % prefix)
+    errors = {}
+    path = prefix + "_failures.csv"
+    if os.path.exists(path):
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                kind = classify(r.get("Error", ""))
+                errors[kind] = errors.get(kind, 0) + int(r.get("Occurrences") or 0)
+    return {"rps": n / len(rows),
+            "mean": sum((r["mean_ms"] or 0) * r["requests"] for r in rows) / n,
+            "p50": report.median(r["p50_ms"] for r in rows if r["requests"]),
+            "p95": report.median(r["p95_ms"] for r in rows if r["requests"]),
+            "p99": report.median(r["p99_ms"] for r in rows if r["requests"]),
+            "errors": errors}

@@ -1,0 +1,179 @@
+"""A stepped run: one load tool held at each level in turn, each step measured by the tool itself
+and by the per-tier sampler, read by the verdict rules (loadscripts/steps is its command line).
+
+Each level: a warm-up (a run of its own, or, for Locust, whose start is slow, the first seconds of
+the measured run, left out of its figures), then the measured seconds with the sampler on. A
+tool that fails marks its row failed and the run goes on; the caller exits 1 if any row failed.
+"""
+
+import csv
+import os
+import subprocess
+import time
+
+from . import metrics, procs, report, tiers, verdict
+
+CSV_COLUMNS = ("level", "rps", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "errors", "verdict", "reason")
+OPEN_SHORTFALL = 0.05  # an open-model tool that started fewer arrivals than asked by this much is saturated
+
+
+class Step:
+    """A running load tool: its process, with the sampler around the measured seconds."""
+
+    def __init__(self, argv, log_path):
+        self.log_path = log_path
+        self.log = open(log_path, "w")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
+                                     preexec_fn=procs.die_with_parent)
+
+    def wait(self, timeout):
+        try:
+            self.proc.wait(timeout=timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            self.log.close()
+        with open(self.log_path, errors="replace") as f:
+            return self.proc.returncode, f.read()
+
+
+def web_scraper(url):
+    """A callable giving the web tier's open connections and worst event-loop lag from /metrics."""
+    def scrape():
+        try:
+            m = metrics.scrape(url, timeout=2)
+        except (OSError, ValueError, metrics.MetricsFormatError):
+            return None  # a scrape that fails leaves the signal unknown for that sample
+        lags = [v for _, v in m.samples("event_loop_lag_seconds")]
+        conns = [v for _, v in m.samples("http_connections_open")]
+        return {"connections": sum(conns) if conns else None, "loop_lag_s": max(lags) if lags else None}
+    return scrape
+
+
+def run_level(load, level, roots, duration, warmup, out_dir, scrape):
+    """One row: the tool at `level` for `warmup` + `duration` seconds."""
+    tag = "level-%s" % level
+    inline_warmup = load.tool == "locust"
+    if warmup > 0 and not inline_warmup:
+        Step(load.command(level, warmup, tag + "-warmup"), os.path.join(out_dir, tag + "-warmup.log")) \
+            .wait(warmup + load.timeout + 30)
+    seconds = duration + (warmup if inline_warmup else 0)
+    step = Step(load.command(level, seconds, tag), os.path.join(out_dir, tag + ".log"))
+    if inline_warmup:
+        time.sleep(warmup)
+    sampler = tiers.Sampler(dict(roots, load=[step.proc.pid]), scrape=scrape, load_rusage=True).start()
+    code, output = step.wait(seconds + load.timeout + 60)
+    usage, signals = sampler.stop()
+    row = {"level": level, "tiers": usage}
+    row.update(signals)
+    if code != 0:
+        row.update(failed=True, error="%s exited with status %s (%s)" % (load.tool, code, step.log_path))
+        return row
+    try:
+        row.update(load.result(output, tag, level, skip_s=warmup if inline_warmup else 0))
+    except ValueError as e:
+        row.update(failed=True, error=str(e))
+        return row
+    if "shortfall" in row:
+        # httperf polls its timers and shows busy whatever the rate: what says it is saturated
+        # is the arrivals it could not start
+        row["tiers"]["load"]["busy"] = 1.0 if row["shortfall"] >= OPEN_SHORTFALL else 0.0
+    return row
+
+
+def run(load, levels, roots, duration, warmup, out_dir, scrape=None, progress=print):
+    rows = []
+    for i, level in enumerate(levels):
+        progress("step %d/%d: %s at %s for %d s (+%d s warm-up)" % (i + 1, len(levels), load.tool, level,
+                                                                    duration, warmup))
+        rows.append(run_level(load, level, roots, duration, warmup, out_dir, scrape))
+    for row, (v, why) in zip(rows, verdict.verdicts(rows)):
+        row["verdict"], row["reason"] = v, why
+    return rows
+
+
+# -- output --------------------------------------------------------------------------------------
+
+def _errors_text(errors):
+    return " ".join("%s:%d" % (k, n) for k, n in sorted((errors or {}).items())) or "0"
+
+
+def _tier_cells(row, tier):
+    u = row.get("tiers", {}).get(tier)
+    if u is None:
+        return "-"
+    per_req = u["cpu_s"] / (row["rps"] * u["elapsed_s"]) * 1e6 if row.get("rps") and u["elapsed_s"] else None
+    # % of one core / capacity in cores, then CPU per request
+    return "%d%% of %d, %s" % (round(u["cores_used"] * 100), u["capacity"], report.fmt(per_req, 0, "{} us"))
+
+
+def markdown(rows, tier_names):
+    header = ["level", "req/s", "mean ms", "p50 ms", "p99 ms", "errors"] + \
+             ["cpu %s" % t for t in tier_names] + ["Send-Q", "listen q", "overflows", "conns", "lag ms", "verdict"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        if r.get("failed"):
+            cells = [str(r["level"])] + ["failed: %s" % r.get("error", "")] + [""] * (len(header) - 2)
+        else:
+            cells = [str(r["level"]), report.fmt(r.get("rps"), 0), report.fmt(r.get("mean")), report.fmt(r.get("p50")),
+                     report.fmt(r.get("p99")), _errors_text(r.get("errors"))]
+            cells += [_tier_cells(r, t) for t in tier_names]
+            cells += [report.fmt(_kib(r.get("send_q")), 0, "{} KiB"), report.fmt(r.get("listen_q"), 0),
+                      report.fmt(r.get("overflows"), 0), report.fmt(r.get("connections"), 0),
+                      report.fmt(_ms(r.get("loop_lag_s")), 1), "**%s**" % r.get("verdict")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _kib(v):
+    return None if v is None else v / 1024.0
+
+
+def _ms(v):
+    return None if v is None else v * 1000.0
+
+
+def write_csv(rows, tier_names, path):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(list(CSV_COLUMNS) + ["cpu_%s_pct" % t for t in tier_names] +
+                   ["capacity_%s" % t for t in tier_names] +
+                   ["send_q", "recv_q", "listen_q", "overflows", "connections", "loop_lag_s", "failed"])
+        for r in rows:
+            u = r.get("tiers", {})
+            w.writerow([r["level"], r.get("rps"), r.get("mean"), r.get("p50"), r.get("p95"), r.get("p99"),
+                        _errors_text(r.get("errors")), r.get("verdict"), r.get("reason")] +
+                       [round(u[t]["cores_used"] * 100, 1) if t in u else "" for t in tier_names] +
+                       [u[t]["capacity"] if t in u else "" for t in tier_names] +
+                       [r.get(k) for k in ("send_q", "recv_q", "listen_q", "overflows", "connections",
+                                           "loop_lag_s")] + [1 if r.get("failed") else 0])
+
+
+def plot(rows, tier_names, path, title):
+    """rps and p95 (p99 where the tool gives no p95) against level, over a stacked bar of each
+    tier's CPU (% of one core) at each level."""
+    from . import plots
+    plt = plots._pyplot()
+    ok = [r for r in rows if not r.get("failed")]
+    x = list(range(len(ok)))
+    fig, (top, bottom) = plots._figure(plt, (1000, 700), nrows=2, sharex=True)
+    top.plot(x, [r.get("rps") or 0 for r in ok], "o-", color="tab:blue", label="req/s")
+    top.set_ylabel("req/s")
+    top.set_ylim(bottom=0, top=max([r.get("rps") or 0 for r in ok] + [1]) * 1.15)
+    lat = top.twinx()
+    p95 = [r.get("p95") if r.get("p95") is not None else r.get("p99") for r in ok]
+    lat.plot(x, [v if v is not None else float("nan") for v in p95], "s--", color="tab:red", label="p95 ms")
+    lat.set_ylabel("p95 ms (p99 where no p95)")
+    lat.set_ylim(bottom=0)
+    bottoms = [0.0] * len(ok)
+    for tier in tier_names:
+        vals = [r.get("tiers", {}).get(tier, {}).get("cores_used", 0) * 100 for r in ok]
+        bottom.bar(x, vals, bottom=bottoms, label=tier)
+        bottoms = [b + v for b, v in zip(bottoms, vals)]
+    bottom.set_ylabel("CPU, % of one core")
+    bottom.set_xticks(x)
+    bottom.set_xticklabels(["%s\n%s" % (r["level"], r.get("verdict", "")) for r in ok])
+    bottom.legend(loc="upper left", fontsize="small")
+    plots._title(fig, (1000, 700), title, [], 2)
+    return plots._save(fig, plt, path, (1000, 700))
