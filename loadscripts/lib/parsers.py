@@ -26,10 +26,15 @@ def number(text):
     return None if math.isnan(v) else v
 
 
+_COMPLAINT = re.compile(r"(?i)^error|error from|refused|expired|unable to|could not connect|aborted")
+
+
 def _why(text):
-    """The last line of a report that holds no result: usually the tool's own complaint."""
+    """What a report that holds no result says about it: the tool's first complaint, else its
+    last line."""
     lines = [l.strip() for l in text.splitlines() if l.strip()]
-    return lines[-1] if lines else "no output"
+    said = [l for l in lines if _COMPLAINT.search(l)]
+    return said[0] if said else lines[-1] if lines else "no output"
 
 
 def _percentile_keys(res, pairs):

@@ -27,12 +27,12 @@ def run_tool(argv, timeout, what, env=None):
                             stderr=subprocess.STDOUT, env=env, preexec_fn=procs.die_with_parent)
     try:
         out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise RunError("%s did not finish within %d s: %s" % (what, timeout, " ".join(argv)))
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    except BaseException as e:
+        proc.kill()
+        proc.communicate()
+        if isinstance(e, subprocess.TimeoutExpired):
+            raise RunError("%s did not finish within %d s: %s" % (what, timeout, " ".join(argv))) from None
+        raise
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     output = out.decode("utf-8", "replace")
     if proc.returncode != 0:
