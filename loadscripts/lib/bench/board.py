@@ -1,0 +1,235 @@
+"""bench's board suite, sutlab --workers 1 and PostgreSQL on the server CPU, wrk and pgbench on
+the other: (1) at medium size, GET /api/articles/:slug and the index at a random offset next to
+pgbench running each endpoint's own statement; (2) at large size, the index with
+--count-pagination off vs on, sutlab restarted for every run."""
+
+import os
+import re
+import time
+
+from .. import driver, procs
+from ..errors import RunError
+from ..report import fmt
+from . import board_report, board_sql, common
+from .board_sql import ARTICLE_PATH, PAGE_PATH
+from .common import BOARD_ARTICLE_SCRIPT, BOARD_PAGE_SCRIPT, WRK_LINE_SCRIPT, WRK_SCRIPT, log
+
+TIMEOUT_S = 30  # wrk --timeout and sutlab --db-timeout (s): queued index queries must not fail
+MODES = ("count-off", "count-on")
+MODE_FLAGS = {"count-off": ["--no-count-pagination"], "count-on": ["--count-pagination"]}
+WHO = ("sutlab", "pgbench")
+
+
+def max_offset(args, n):
+    return n - 20 if args.max_offset is None else min(args.max_offset, n - 20)
+
+
+def board_server(ctx, name, flags):
+    return common.sutlab_server(ctx, name, ctx.port(), ["--db-url", ctx.svc.db_url, "--workers", "1",
+                                                        "--db-timeout", str(TIMEOUT_S * 1000)] + flags, "/readyz")
+
+
+def measured(ctx, server, fn):
+    """One measured run: fn() runs the load generator; CPU of sutlab (when given) and PostgreSQL
+    around it, and what the rest of the machine took of the server CPU meanwhile; then PostgreSQL
+    is let finish what the run left queued (outside the meter)."""
+    args, svc = ctx.args, ctx.svc
+    trees, servers = {"postgres": svc.pg_ticks}, []
+    if server is not None:
+        trees["sutlab"], servers = server.cpu_ticks, [server]
+    common.check_alive(servers, "is no longer running")
+    size = svc.pg_size()
+    busy0, irq0, steal0 = procs.cpu_stat(args.server_cpu)
+    t0 = time.monotonic()
+    with common.Meter(trees) as meter:
+        r = fn()
+        if server is None:
+            svc.settle(size)
+    busy1, irq1, steal1 = procs.cpu_stat(args.server_cpu)
+    ticks = (time.monotonic() - t0) * procs.CLK_TCK
+    # clamped at 0: process and CPU tick counts are sampled apart and differ by a tick or two
+    r["others"] = max(0.0, 100.0 * (busy1 - busy0 - meter.ticks()) / ticks)
+    r["steal"] = 100.0 * (steal1 - steal0) / ticks
+    r["irq"] = 100.0 * (irq1 - irq0) / ticks
+    common.check_alive(servers, "died during the run")
+    r["drain_s"] = svc.drain(server.name if server is not None else "pgbench")
+    r.update(meter.per_request(r["requests"]))
+    r.setdefault("sutlab", None)
+    return r
+
+
+def progress(ctx, part):
+    args = ctx.args
+
+    def line(rnd, name, r):
+        log("bench: board %s round %d/%d %-16s %9.1f req/s  p50 %s ms  p99 %s ms  CPU us/req sutlab %s "
+            "pg %s loadgen %s%s  CPU %d: others %.0f%% irq %.0f%% steal %.0f%%%s"
+            % (part, rnd, args.rounds, name, r["rps"], fmt(r["p50"], 3), fmt(r["p99"], 3),
+               fmt(r["sutlab"], 1), fmt(r["postgres"], 1), fmt(r["loadgen"], 1),
+               "  errors %d" % r["errors"] if r["errors"] else "", args.server_cpu, r["others"], r["irq"],
+               r["steal"], "  (then %.1f s draining)" % r["drain_s"] if r["drain_s"] > 0.5 else ""))
+    return line
+
+
+# ---------------------------------------------------------------------------------------------
+# Part 1: the article read and the index next to pgbench
+
+def dump_slugs(ctx, n):
+    """Every article's slug, in id order, in a file for random_line.lua; (slugs, path)."""
+    slugs = ctx.svc.psql(["-c", "COPY (SELECT slug FROM articles ORDER BY id) TO STDOUT"],
+                         "slug dump", timeout=120).splitlines()
+    if len(slugs) != n or not all(re.fullmatch(r"[A-Za-z0-9._~-]+", x) for x in slugs[:1000]):
+        raise RunError("slug dump: %d lines for %d articles, or slugs that are not URL-safe" % (len(slugs), n))
+    path = os.path.join(ctx.tmpdir, "slugs.txt")
+    with open(path, "w") as f:
+        f.write("\n".join(slugs) + "\n")
+    return slugs, path
+
+
+def endpoints(ctx, n, maxoff, slugs_path):
+    """(name, title, wrk options, pgbench script, pgbench defines) of the two endpoints."""
+    seed = ctx.args.seed
+    return (("article", "GET /api/articles/:slug",
+             dict(script=WRK_LINE_SCRIPT, timeout=TIMEOUT_S, script_args=[ARTICLE_PATH, slugs_path, seed]),
+             BOARD_ARTICLE_SCRIPT, [("viewer", 0), ("loaded", 0), ("narticles", n)]),
+            ("page", "GET /api/articles?limit=20&offset=K",
+             dict(script=WRK_SCRIPT, timeout=TIMEOUT_S, script_args=[PAGE_PATH, maxoff, seed, 0]),
+             BOARD_PAGE_SCRIPT, [("viewer", 0), ("limit", 21), ("maxoffset", maxoff)]))
+
+
+def check_part1(ctx, port, slugs, maxoff):
+    """The endpoints answer, pgbench's statements are sutlab's; one execution of each in
+    PostgreSQL alone. (checks, pg_alone)."""
+    svc = ctx.svc
+    r = board_sql.get(port, ARTICLE_PATH + slugs[0])
+    if r.status != 200 or board_sql.article_slug(r.body) != slugs[0]:
+        raise RunError("GET %s%s returned %s %r" % (ARTICLE_PATH, slugs[0], r.status, r.body[:200]))
+    board_sql.page_check(port, 21, "count off")
+    checks = {"article": board_sql.check_same_statement(svc, port, ARTICLE_PATH + slugs[0], BOARD_ARTICLE_SCRIPT,
+                                                        [0, slugs[0]], "article"),
+              "page": board_sql.check_same_statement(svc, port, PAGE_PATH + "0", BOARD_PAGE_SCRIPT,
+                                                     [0, 21, 0], "page")}
+    for k, v in checks.items():
+        log("bench: board: %s: %s" % (k, v))
+    article = "PREPARE a AS " + board_sql.pgbench_statement(BOARD_ARTICLE_SCRIPT)[1]
+    page = "PREPARE p AS " + board_sql.pgbench_statement(BOARD_PAGE_SCRIPT)[1]
+    return checks, {"article": board_sql.explain_ms(svc, article, "EXECUTE a(0, '%s')" % slugs[len(slugs) // 2]),
+                    "page0": board_sql.explain_ms(svc, page, "EXECUTE p(0, 21, 0)"),
+                    "pagemax": board_sql.explain_ms(svc, page, "EXECUTE p(0, 21, %d)" % maxoff)}
+
+
+def endpoint_rounds(ctx, server, endpoint):
+    """sutlab (wrk) and pgbench alternated on one endpoint: {who: [result per round]}."""
+    args, svc = ctx.args, ctx.svc
+    ep, _, wrk_kw, script, defs = endpoint
+    log_prefix = os.path.join(ctx.tmpdir, "pgbench_log")
+
+    def load(who, seconds, logged):
+        if who == "sutlab":
+            return common.run_wrk(args, server.port, None, seconds, **wrk_kw)
+        prefix = log_prefix if logged else None
+        return common.run_pgbench(common.pgbench_argv(args, svc.db_url, seconds, script, defs, prefix),
+                                  seconds, prefix)
+
+    def warm(who, seconds):
+        size = svc.pg_size()
+        load(who, seconds, False)
+        svc.settle(size)
+        svc.drain("the warm-up")
+
+    def contender(who):
+        return driver.Contender(who, lambda s: measured(ctx, server if who == "sutlab" else None,
+                                                        lambda: load(who, s, True)),
+                                lambda s: warm(who, s))
+
+    prog = progress(ctx, ctx.args.board_size)
+    return driver.run_rounds([contender(w) for w in WHO], args.rounds, args.duration, args.warmup,
+                             log=lambda m: log("bench: board: %s %s" % (ep, m)),
+                             on_result=lambda rnd, who, r: prog(rnd, "%s %s" % (ep, who), r))
+
+
+def run_part1(ctx):
+    args, svc = ctx.args, ctx.svc
+    res = {"db": board_sql.prepare_db(svc, args.board_size)}
+    n = res["db"]["articles"]
+    res["maxoff"] = maxoff = max_offset(args, n)
+    slugs, slugs_path = dump_slugs(ctx, n)
+    npg = svc.pin_pg(args.server_cpu)
+    log("bench: board: %d articles (%s); PostgreSQL (postmaster %d, %d processes) pinned to CPU %d"
+        % (n, res["db"]["size"], svc.pg_pid, npg, args.server_cpu))
+    server = board_server(ctx, "sutlab-board", ["--no-count-pagination"])
+    res["endpoints"] = endpoints(ctx, n, maxoff, slugs_path)
+    try:
+        log("bench: board: starting sutlab on 127.0.0.1:%d (CPU %d)" % (server.port, args.server_cpu))
+        server.start()
+        res["checks"], res["pg_alone"] = check_part1(ctx, server.port, slugs, maxoff)
+        res["load_before"] = procs.loadavg()
+        res["runs"] = {ep[0]: endpoint_rounds(ctx, server, ep) for ep in res["endpoints"]}
+        res["load_after"] = procs.loadavg()
+        res["cmds"] = {(ep, "sutlab"): common.short_cmd(common.wrk_argv(args, server.port, None, args.duration, **kw))
+                       for ep, _, kw, _, _ in res["endpoints"]}
+        res["cmds"].update({(ep, "pgbench"): common.short_cmd(common.pgbench_argv(
+            args, svc.db_url, args.duration, script, defs, "TMP/pgbench_log"))
+            for ep, _, _, script, defs in res["endpoints"]})
+        res["server_cmd"] = common.short_cmd(server.argv)
+    finally:
+        server.stop()
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
+# Part 2: --count-pagination off vs on
+
+def mode_contender(ctx, mode, res, wrk_kw, pg_base):
+    """Every run on a sutlab started (and warmed) for it, stopped after, its backends gone."""
+    args, svc = ctx.args, ctx.svc
+
+    def measure(seconds):
+        server = board_server(ctx, "sutlab-%s" % mode, MODE_FLAGS[mode])
+        log("bench: board: starting sutlab %s on 127.0.0.1:%d (CPU %d)" % (mode, server.port, args.server_cpu))
+        try:
+            server.start()
+            res["argv"][mode] = common.short_cmd(server.argv)
+            board_sql.page_check(server.port, 21 if mode == "count-off" else res["db"]["articles"], mode)
+            if args.warmup:
+                log("bench: board: warmup %s (%ds)" % (mode, args.warmup))
+                common.run_wrk(args, server.port, None, args.warmup, **wrk_kw)
+                svc.drain("the warm-up")
+            return measured(ctx, server, lambda: common.run_wrk(args, server.port, None, seconds, **wrk_kw))
+        finally:
+            server.stop()
+            procs.wait_tree_size(svc.pg_pid, pg_base, 30)  # sutlab's backends gone
+
+    return driver.Contender(mode, measure)
+
+
+def run_part2(ctx):
+    args, svc = ctx.args, ctx.svc
+    res = {"db": board_sql.prepare_db(svc, args.large_size), "argv": {}}
+    n = res["db"]["articles"]
+    res["maxoff"] = maxoff = max_offset(args, n)
+    npg = svc.pin_pg(args.server_cpu)
+    log("bench: board: %d articles (%s); PostgreSQL (%d processes) pinned to CPU %d"
+        % (n, res["db"]["size"], npg, args.server_cpu))
+    page = "PREPARE p AS " + board_sql.pgbench_statement(BOARD_PAGE_SCRIPT)[1]
+    res["pg_alone"] = {"count": board_sql.explain_ms(svc, None, "SELECT count(*) FROM articles"),
+                       "page0": board_sql.explain_ms(svc, page, "EXECUTE p(0, 21, 0)"),
+                       "pagemax": board_sql.explain_ms(svc, page, "EXECUTE p(0, 21, %d)" % maxoff)}
+    wrk_kw = dict(script=WRK_SCRIPT, timeout=TIMEOUT_S, connections=args.large_connections,
+                  script_args=[PAGE_PATH, maxoff, args.seed, 0])
+    pg_base = svc.pg_size()
+    res["load_before"] = procs.loadavg()
+    res["runs"] = driver.run_rounds([mode_contender(ctx, m, res, wrk_kw, pg_base) for m in MODES],
+                                    args.rounds, args.duration, on_result=progress(ctx, args.large_size))
+    res["load_after"] = procs.loadavg()
+    res["flip_cmd"] = common.short_cmd(common.wrk_argv(args, 0, None, args.duration, **wrk_kw))
+    return res
+
+
+def run(ctx):
+    return {"part1": run_part1(ctx), "part2": run_part2(ctx)}
+
+
+def print_report(ctx, res):
+    board_report.print_part1(ctx, res["part1"])
+    board_report.print_part2(ctx, res["part2"])
