@@ -8,6 +8,9 @@ Every test talks real HTTP to the real server binary, started on a free loopback
 Environment:
   SUTLAB_BIN          path to the sutlab binary (required)
   SUTLAB_SOURCE_ROOT  repository top (defaults to two levels above this file)
+
+The server process, ports, environment and the /metrics parser come from loadscripts/lib, the
+library the load tools use too; they are importable from here as before.
 """
 
 import email.utils
@@ -19,11 +22,16 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "loadscripts"))
+from lib.metrics import Metrics, MetricsFormatError, parse_float, parse_metrics  # noqa: E402,F401
+from lib.procs import clean_env, free_port, port_is_free  # noqa: E402,F401
+from lib.server import ServerProcess, ServerStartError  # noqa: E402,F401
 
 
 def source_root():
@@ -38,49 +46,6 @@ def sutlab_bin():
             return guess
         raise unittest.SkipTest("SUTLAB_BIN is not set")
     return path
-
-
-def clean_env(extra=None):
-    """The test process's environment minus every SUTLAB_* variable, plus `extra`.
-
-    The server reads SUTLAB_<FLAG> variables; the harness's own SUTLAB_BIN etc. must not leak in.
-    """
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SUTLAB_")}
-    if extra:
-        env.update(extra)
-    return env
-
-
-def free_port():
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-    finally:
-        s.close()
-
-
-def port_is_free(port, host="127.0.0.1"):
-    """True if nothing accepts connections on host:port and a listener could bind it again."""
-    try:
-        c = socket.create_connection((host, port), timeout=1)
-    except (ConnectionRefusedError, socket.timeout, OSError):
-        pass
-    else:
-        c.close()
-        return False
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        # SO_REUSEADDR: TIME_WAIT leftovers of closed connections are fine, a listener is not.
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind((host, port))
-        s.listen(1)
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
 
 
 def run_cli(args, env=None, timeout=10, cwd=None):
@@ -162,6 +127,7 @@ class RawConn:
         self.buf = bytearray()
         self.eof = False
         self.responses = 0
+        self._got_any = False  # of the response being read
 
     def send(self, data):
         self.sock.sendall(data)
@@ -219,108 +185,113 @@ class RawConn:
         Raises NoResponse if the stream ends before any byte, IncompleteResponse if it ends (or
         times out) mid-response, MalformedResponse on syntax errors.
         """
-        start_len = len(self.buf)  # normally 0: the previous response was consumed exactly
-        got_any = start_len > 0
-
-        def fill_or_fail():
-            nonlocal got_any
+        self._got_any = len(self.buf) > 0  # normally not: the previous response was consumed exactly
+        version, status, reason, hl, pos = self._read_head()
+        hd = headers_dict(hl)
+        if head or status in (204, 304) or 100 <= status < 200:
+            body = b""
+        elif "chunked" in header_tokens(hd.get("transfer-encoding")):
+            body, pos = self._read_chunked(pos)
+        elif "content-length" in hd:
             try:
-                ok = self._fill()
-            except ConnectionResetError:
-                if not got_any:
-                    raise NoResponse("reset")
-                raise IncompleteResponse("reset", self.buf)
-            except socket.timeout:
-                if not got_any:
-                    raise
-                raise IncompleteResponse("timeout", self.buf)
-            if not ok:
-                if not got_any:
-                    raise NoResponse("eof")
-                raise IncompleteResponse("eof", self.buf)
-            got_any = True
+                n = int(hd["content-length"])
+            except ValueError:
+                raise MalformedResponse("bad content-length %r" % hd["content-length"])
+            self._need(pos + n)
+            body = bytes(self.buf[pos:pos + n])
+            pos += n
+        else:
+            body, pos = self._read_to_close(pos)
+        raw = bytes(self.buf[:pos])
+        del self.buf[:pos]
+        self.responses += 1
+        return RawResponse(version, status, reason, hl, body, raw)
 
+    def _fill_or_fail(self):
+        """_fill() for a response being read: the stream ending or stalling is NoResponse before
+        its first byte, IncompleteResponse after."""
+        try:
+            ok = self._fill()
+        except ConnectionResetError:
+            if not self._got_any:
+                raise NoResponse("reset")
+            raise IncompleteResponse("reset", self.buf)
+        except socket.timeout:
+            if not self._got_any:
+                raise
+            raise IncompleteResponse("timeout", self.buf)
+        if not ok:
+            if not self._got_any:
+                raise NoResponse("eof")
+            raise IncompleteResponse("eof", self.buf)
+        self._got_any = True
+
+    def _need(self, n):
+        while len(self.buf) < n:
+            self._fill_or_fail()
+
+    def _line_end(self, pos):
+        """Where the CRLF ending the line at pos is, reading until it has come."""
+        while self.buf.find(b"\r\n", pos) < 0:
+            self._fill_or_fail()
+        return self.buf.find(b"\r\n", pos)
+
+    def _read_head(self):
+        """(version, status, reason, [(name, value)], where the body starts)."""
         while True:
             end = self.buf.find(b"\r\n\r\n")
             if end >= 0:
                 break
             if len(self.buf) > 1 << 20:
                 raise MalformedResponse("header section over 1 MiB")
-            fill_or_fail()
-        head_bytes = bytes(self.buf[:end])
-        pos = end + 4
-        lines = head_bytes.split(b"\r\n")
+            self._fill_or_fail()
+        lines = bytes(self.buf[:end]).split(b"\r\n")
         m = re.match(rb"^(HTTP/1\.[01]) (\d{3})(?: (.*))?$", lines[0])
         if not m:
             raise MalformedResponse("bad status line %r" % lines[0])
-        version, status, reason = m.group(1).decode(), int(m.group(2)), (m.group(3) or b"").decode("latin-1")
         hl = []
         for line in lines[1:]:
             hm = re.match(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+):[ \t]*(.*?)[ \t]*$", line)
             if not hm:
                 raise MalformedResponse("bad header line %r" % line)
             hl.append((hm.group(1).decode("latin-1").lower(), hm.group(2).decode("latin-1")))
-        hd = headers_dict(hl)
+        return m.group(1).decode(), int(m.group(2)), (m.group(3) or b"").decode("latin-1"), hl, end + 4
 
-        def need(n):
-            while len(self.buf) < n:
-                fill_or_fail()
-
-        if head or status in (204, 304) or 100 <= status < 200:
-            body = b""
-        elif "chunked" in header_tokens(hd.get("transfer-encoding")):
-            body = bytearray()
-            while True:
-                while self.buf.find(b"\r\n", pos) < 0:
-                    fill_or_fail()
-                le = self.buf.find(b"\r\n", pos)
-                size_txt = bytes(self.buf[pos:le]).split(b";")[0].strip()
-                try:
-                    size = int(size_txt, 16)
-                except ValueError:
-                    raise MalformedResponse("bad chunk size %r" % size_txt)
-                pos = le + 2
-                if size == 0:
-                    # trailers, then an empty line
-                    while True:
-                        while self.buf.find(b"\r\n", pos) < 0:
-                            fill_or_fail()
-                        le = self.buf.find(b"\r\n", pos)
-                        line = self.buf[pos:le]
-                        pos = le + 2
-                        if not line:
-                            break
-                    break
-                need(pos + size + 2)
-                body += self.buf[pos:pos + size]
-                if self.buf[pos + size:pos + size + 2] != b"\r\n":
-                    raise MalformedResponse("chunk not followed by CRLF")
-                pos += size + 2
-            body = bytes(body)
-        elif "content-length" in hd:
+    def _read_chunked(self, pos):
+        """(the de-chunked body, where the response ends), trailers skipped."""
+        body = bytearray()
+        while True:
+            le = self._line_end(pos)
+            size_txt = bytes(self.buf[pos:le]).split(b";")[0].strip()
             try:
-                n = int(hd["content-length"])
+                size = int(size_txt, 16)
             except ValueError:
-                raise MalformedResponse("bad content-length %r" % hd["content-length"])
-            need(pos + n)
-            body = bytes(self.buf[pos:pos + n])
-            pos += n
-        else:
-            # delimited by close
-            while True:
-                try:
-                    if not self._fill():
-                        break
-                except ConnectionResetError:
-                    raise IncompleteResponse("reset", self.buf)
-                except socket.timeout:
-                    raise IncompleteResponse("timeout", self.buf)
-            body = bytes(self.buf[pos:])
-            pos = len(self.buf)
-        raw = bytes(self.buf[:pos])
-        del self.buf[:pos]
-        self.responses += 1
-        return RawResponse(version, status, reason, hl, body, raw)
+                raise MalformedResponse("bad chunk size %r" % size_txt)
+            pos = le + 2
+            if size == 0:
+                break
+            self._need(pos + size + 2)
+            body += self.buf[pos:pos + size]
+            if self.buf[pos + size:pos + size + 2] != b"\r\n":
+                raise MalformedResponse("chunk not followed by CRLF")
+            pos += size + 2
+        while True:  # trailers, then an empty line
+            le = self._line_end(pos)
+            empty, pos = le == pos, le + 2
+            if empty:
+                return bytes(body), pos
+
+    def _read_to_close(self, pos):
+        """A body delimited by the end of the connection."""
+        while True:
+            try:
+                if not self._fill():
+                    break
+            except ConnectionResetError:
+                raise IncompleteResponse("reset", self.buf)
+            except socket.timeout:
+                raise IncompleteResponse("timeout", self.buf)
+        return bytes(self.buf[pos:]), len(self.buf)
 
 
 def migrate_and_seed(url, size="tiny", bcrypt_cost=None, timeout=300):
@@ -376,15 +347,11 @@ def build_request(method, path, headers=None, body=None, version="HTTP/1.1", hos
 # The server under test
 
 
-class ServerStartError(Exception):
-    pass
-
-
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
                      "WARNING: ThreadSanitizer", "ERROR: ThreadSanitizer", "ERROR: UndefinedBehaviorSanitizer")
 
 
-class Server:
+class Server(ServerProcess):
     """Runs `$SUTLAB_BIN serve --listen 127.0.0.1:PORT [--workers N] [--docroot D] [extra_args]`.
 
     - `workers=None` omits --workers (e.g. to test SUTLAB_WORKERS); `listen=False` omits --listen
@@ -392,7 +359,7 @@ class Server:
     - `env`: extra environment variables (every inherited SUTLAB_* variable is removed first).
     - stdout/stderr go to files in a private temp dir (`stdout_path`, `stderr_path`); the
       process's cwd is that dir, so nothing depends on where the test runs.
-    - On enter it waits up to `start_timeout` s for GET /health_check == 200.
+    - start() waits up to `start_timeout` s for GET /health_check == 200 (unless wait_ready=False).
     - On a clean exit of the `with` block (or `finish()`): a server still running is stopped with
       SIGTERM and must exit 0, and its stderr must hold no sanitizer report (ASan/LSan/UBSan/TSan:
       UBSan does not change the exit code, so it is only visible there). Otherwise AssertionError.
@@ -402,85 +369,22 @@ class Server:
     def __init__(self, extra_args=(), docroot=None, workers=1, env=None, port=None, listen=True,
                  start_timeout=10.0, wait_ready=True):
         self.bin = sutlab_bin()
-        self.port = port or free_port()
+        port = port or free_port()
         self.tmp = tempfile.mkdtemp(prefix="sutlab-it-")
-        self.stdout_path = os.path.join(self.tmp, "stdout.log")
-        self.stderr_path = os.path.join(self.tmp, "stderr.log")
-        args = [self.bin, "serve"]
+        argv = [self.bin, "serve"]
         if listen:
-            args += ["--listen", "127.0.0.1:%d" % self.port]
+            argv += ["--listen", "127.0.0.1:%d" % port]
         if workers is not None:
-            args += ["--workers", str(workers)]
+            argv += ["--workers", str(workers)]
         if docroot is not None:
-            args += ["--docroot", docroot]
-        args += list(extra_args)
-        self.args = args
-        self.env = clean_env(env)
-        self.start_timeout = start_timeout
-        self.wait_ready = wait_ready
-        self.proc = None
-        self.ready_requests = 0  # requests the readiness probe got a response for
-        self.returncode = None
-
-    # -- lifecycle
+            argv += ["--docroot", docroot]
+        super().__init__(argv + list(extra_args), port, os.path.join(self.tmp, "stdout.log"),
+                         os.path.join(self.tmp, "stderr.log"), name="sutlab", env=clean_env(env),
+                         cwd=self.tmp, start_timeout=start_timeout)
+        self._wait_at_start = wait_ready
 
     def start(self):
-        self._out = open(self.stdout_path, "wb")
-        self._err = open(self.stderr_path, "wb")
-        self.proc = subprocess.Popen(self.args, stdout=self._out, stderr=self._err, env=self.env,
-                                     cwd=self.tmp, stdin=subprocess.DEVNULL)
-        if self.wait_ready:
-            self._wait_ready()
-        return self
-
-    def _wait_ready(self):
-        deadline = time.monotonic() + self.start_timeout
-        last = "no attempt"
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise ServerStartError("server exited with %s before becoming ready: %s\nstderr: %s"
-                                       % (self.proc.returncode, " ".join(self.args), self.stderr()))
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
-                conn.request("GET", "/health_check")
-                resp = conn.getresponse()
-                resp.read()
-                conn.close()
-                self.ready_requests += 1
-                if resp.status == 200:
-                    return
-                last = "status %d" % resp.status
-            except (OSError, http.client.HTTPException) as e:
-                last = repr(e)
-            time.sleep(0.05)
-        self.kill()
-        raise ServerStartError("server not ready within %.0f s (%s): %s\nstderr: %s"
-                               % (self.start_timeout, last, " ".join(self.args), self.stderr()))
-
-    def running(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def stop(self, sig=signal.SIGTERM, timeout=10.0):
-        """Send `sig`, wait up to `timeout` s. Returns the exit code, or None if it had to be killed."""
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.kill()
-                return None
-        self.returncode = self.proc.returncode
-        return self.returncode
-
-    def kill(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
+        return super().start(wait=self._wait_at_start)
 
     def sanitizer_report(self):
         """The sanitizer output in the server's stderr, or None."""
@@ -505,14 +409,10 @@ class Server:
             if report:
                 problems.append("sanitizer report on stderr:\n" + report)
         if problems:
-            raise AssertionError("server %s: %s" % (" ".join(self.args), "\n".join(problems)))
+            raise AssertionError("server %s: %s" % (" ".join(self.argv), "\n".join(problems)))
 
     def close(self):
         self.kill()
-        for f in ("_out", "_err"):
-            fh = getattr(self, f, None)
-            if fh:
-                fh.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def __enter__(self):
@@ -528,12 +428,6 @@ class Server:
                 self.finish()
         finally:
             self.close()
-
-    def stdout(self):
-        return _read_text(self.stdout_path)
-
-    def stderr(self):
-        return _read_text(self.stderr_path)
 
     # -- HTTP
 
@@ -583,202 +477,8 @@ class Server:
         return parse_metrics(body.decode("utf-8"))
 
 
-def _read_text(path):
-    try:
-        with open(path, "rb") as f:
-            return f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
 # ----------------------------------------------------------------------------------------------
-# Prometheus text format 0.0.4
-
-
-class MetricsFormatError(AssertionError):
-    pass
-
-
-class Metrics(dict):
-    """(name, frozenset(labels.items())) -> float, plus `types` {family: type} and `order`."""
-
-    def get_value(self, name, **labels):
-        return self.get((name, frozenset(labels.items())))
-
-    def value(self, name, default=0.0, **labels):
-        v = self.get((name, frozenset(labels.items())))
-        return default if v is None else v
-
-    def samples(self, name, **match):
-        """[(labels dict, value)] for `name` whose labels include every item of `match`."""
-        out = []
-        for (n, lbls), v in self.items():
-            if n != name:
-                continue
-            d = dict(lbls)
-            if all(d.get(k) == mv for k, mv in match.items()):
-                out.append((d, v))
-        return out
-
-    def total(self, name, **match):
-        return sum(v for _, v in self.samples(name, **match))
-
-
-_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
-_LABEL_NAME = r"[a-zA-Z_][a-zA-Z0-9_]*"
-_FLOAT = r"[+-]?(?:Inf|inf|NaN|nan|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
-_SAMPLE_RE = re.compile(r"^(%s)(?:\{(.*)\})?[ \t]+(%s)(?:[ \t]+(-?[0-9]+))?[ \t]*$" % (_NAME, _FLOAT))
-_TYPE_RE = re.compile(r"^#[ \t]+TYPE[ \t]+(%s)[ \t]+(counter|gauge|histogram|summary|untyped)[ \t]*$" % _NAME)
-_HELP_RE = re.compile(r"^#[ \t]+HELP[ \t]+(%s)(?:[ \t]+(.*))?$" % _NAME)
-
-
-def parse_float(s):
-    t = s.lower()
-    if t in ("+inf", "inf"):
-        return math.inf
-    if t == "-inf":
-        return -math.inf
-    if t in ("nan", "+nan", "-nan"):
-        return math.nan
-    return float(s)
-
-
-def _parse_labels(text, lineno):
-    labels = {}
-    i, n = 0, len(text)
-    while i < n:
-        while i < n and text[i] in " \t":
-            i += 1
-        if i >= n:
-            break
-        m = re.compile(_LABEL_NAME).match(text, i)
-        if not m:
-            raise MetricsFormatError("line %d: bad label name at %r" % (lineno, text[i:]))
-        lname = m.group(0)
-        i = m.end()
-        while i < n and text[i] in " \t":
-            i += 1
-        if i >= n or text[i] != "=":
-            raise MetricsFormatError("line %d: expected '=' after label %s" % (lineno, lname))
-        i += 1
-        while i < n and text[i] in " \t":
-            i += 1
-        if i >= n or text[i] != '"':
-            raise MetricsFormatError("line %d: label %s value not quoted" % (lineno, lname))
-        i += 1
-        val = []
-        while True:
-            if i >= n:
-                raise MetricsFormatError("line %d: unterminated value for label %s" % (lineno, lname))
-            c = text[i]
-            if c == "\\":
-                if i + 1 >= n:
-                    raise MetricsFormatError("line %d: dangling backslash" % lineno)
-                e = text[i + 1]
-                if e == "n":
-                    val.append("\n")
-                elif e in '\\"':
-                    val.append(e)
-                else:
-                    raise MetricsFormatError("line %d: bad escape \\%s in label %s" % (lineno, e, lname))
-                i += 2
-            elif c == '"':
-                i += 1
-                break
-            else:
-                val.append(c)
-                i += 1
-        if lname in labels:
-            raise MetricsFormatError("line %d: duplicate label %s" % (lineno, lname))
-        labels[lname] = "".join(val)
-        while i < n and text[i] in " \t":
-            i += 1
-        if i < n:
-            if text[i] != ",":
-                raise MetricsFormatError("line %d: expected ',' between labels, got %r" % (lineno, text[i:]))
-            i += 1
-    return labels
-
-
-def _family_of(name, types):
-    if name in types:
-        return name
-    for suffix in ("_bucket", "_sum", "_count"):
-        if name.endswith(suffix):
-            base = name[: -len(suffix)]
-            if types.get(base) in ("histogram", "summary"):
-                if suffix == "_bucket" and types[base] != "histogram":
-                    continue
-                return base
-    return name
-
-
-def parse_metrics(text):
-    """Parse Prometheus text exposition format 0.0.4, checking every line is well-formed.
-
-    Checks: sample/HELP/TYPE/comment/blank syntax, label syntax and escapes, float values,
-    at most one TYPE and one HELP per family, a TYPE line comes before every sample of its family,
-    the lines of a family are contiguous, no duplicate (name, labels), histogram buckets carry `le`.
-    Returns a Metrics dict.
-    """
-    if text and not text.endswith("\n"):
-        raise MetricsFormatError("exposition does not end with a newline")
-    result = Metrics()
-    types = {}
-    helps = set()
-    seen_samples = set()       # families that had samples
-    finished = set()           # families whose group has ended
-    current = None
-    for lineno, line in enumerate(text.split("\n")[:-1] if text else [], 1):
-        if line.strip() == "":
-            continue
-        family = None
-        if line.startswith("#"):
-            m = _TYPE_RE.match(line)
-            if m:
-                family = m.group(1)
-                if family in types:
-                    raise MetricsFormatError("line %d: second TYPE for %s" % (lineno, family))
-                if family in seen_samples:
-                    raise MetricsFormatError("line %d: TYPE for %s after its samples" % (lineno, family))
-                types[family] = m.group(2)
-            elif re.match(r"^#[ \t]+TYPE\b", line):
-                raise MetricsFormatError("line %d: malformed %r" % (lineno, line))
-            elif re.match(r"^#[ \t]+HELP\b", line):
-                m = _HELP_RE.match(line)
-                if not m:
-                    raise MetricsFormatError("line %d: malformed %r" % (lineno, line))
-                family = m.group(1)
-                if family in helps:
-                    raise MetricsFormatError("line %d: second HELP for %s" % (lineno, family))
-                helps.add(family)
-            else:
-                continue  # plain comment
-        else:
-            m = _SAMPLE_RE.match(line)
-            if not m:
-                raise MetricsFormatError("line %d: malformed sample %r" % (lineno, line))
-            name, label_text, value = m.group(1), m.group(2), m.group(3)
-            labels = _parse_labels(label_text, lineno) if label_text else {}
-            family = _family_of(name, types)
-            ftype = types.get(family)
-            if ftype == "histogram" and name == family + "_bucket":
-                if "le" not in labels:
-                    raise MetricsFormatError("line %d: histogram bucket without le" % lineno)
-                parse_float(labels["le"])
-            key = (name, frozenset(labels.items()))
-            if key in result:
-                raise MetricsFormatError("line %d: duplicate sample %r" % (lineno, line))
-            result[key] = parse_float(value)
-            seen_samples.add(family)
-        if family != current:
-            if family in finished:
-                raise MetricsFormatError("line %d: lines of %s are not contiguous" % (lineno, family))
-            if current is not None:
-                finished.add(current)
-            current = family
-    result.types = types
-    return result
+# Assertions on /metrics
 
 
 def check_histograms(testcase, metrics, name):
