@@ -441,13 +441,13 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
     h2o_timeout_link(c->loop, &c->op_timeout, &op->timeout_entry);
 }
 
-void cache_hset(cache_client_t *c, const char *key, const char *field, const char *value, size_t len, int ttl)
+void cache_hset(cache_client_t *c, const char *key, const char *field, const char *value, size_t len)
 {
     if (c->settings.sync) {
         redisReply *r = sync_command(c, "HSET %s %s %b", key, field, value, len);
         if (r != NULL) {
             freeReplyObject(r);
-            if ((r = sync_command(c, "EXPIRE %s %d NX", key, ttl)) != NULL)
+            if ((r = sync_command(c, "EXPIRE %s %d NX", key, c->settings.ttl_s)) != NULL)
                 freeReplyObject(r);
         }
         return;
@@ -455,7 +455,7 @@ void cache_hset(cache_client_t *c, const char *key, const char *field, const cha
     if (c->state != CACHE_UP || c->stalled_since_ms != 0)
         return;
     redisAsyncCommand(c->cmd.ac, NULL, NULL, "HSET %s %s %b", key, field, value, len);
-    redisAsyncCommand(c->cmd.ac, NULL, NULL, "EXPIRE %s %d NX", key, ttl);
+    redisAsyncCommand(c->cmd.ac, NULL, NULL, "EXPIRE %s %d NX", key, c->settings.ttl_s);
 }
 
 void cache_invalidate(cache_client_t *c, request_t *rq, const char *key, cache_done_fn done)

@@ -42,7 +42,7 @@ typedef struct cache_settings {
     int timeout_ms;
     int sync;
     int local;  /* --cache-local: keep hits in memory, coherent through CLIENT TRACKING */
-    int ttl_s;  /* --cache-ttl: a local copy lives no longer than a Redis entry */
+    int ttl_s;  /* --cache-ttl: a Redis entry's life, and a local copy's at most */
 } cache_settings_t;
 
 typedef struct cache_client cache_client_t;
@@ -57,9 +57,9 @@ void cache_destroy(cache_client_t *c);
 /* HGET key field; counts hit/miss/error in cache_requests_total. */
 void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *field, cache_get_fn cb);
 
-/* HSET key field value, then EXPIRE key ttl NX (the first fill starts the
- * clock). Fire and forget: a failure only costs a later miss. */
-void cache_hset(cache_client_t *c, const char *key, const char *field, const char *value, size_t len, int ttl);
+/* HSET key field value, then EXPIRE key settings.ttl_s NX (the first fill
+ * starts the clock). Fire and forget: a failure only costs a later miss. */
+void cache_hset(cache_client_t *c, const char *key, const char *field, const char *value, size_t len);
 
 /* Runs on the worker thread once an invalidation is settled. */
 typedef void (*cache_done_fn)(request_t *rq);

@@ -235,8 +235,7 @@ static void on_listing_rows(request_t *rq, const pg_result_t *res)
     jsonw_raw(&w, "]", 1);
     h2o_iovec_t body = jsonw_result(&w);
     if (st->fill_cache)
-        cache_hset(rq->worker->cache, st->key, cache_field(rq, st->address), body.base, body.len,
-                   rq->worker->server->cfg->cache_ttl);
+        cache_hset(rq->worker->cache, st->key, cache_field(rq, st->address), body.base, body.len);
     respond_send_pooled(rq->req, 200, "application/json", body);
 }
 
