@@ -1,23 +1,58 @@
+/*
+ * The client: its public calls, each handing sync mode to cache_blocking.c
+ * at its top (as pg_query hands it to query_blocking), and the command
+ * connection on the worker's loop. With --cache-local, cache_near.c keeps the
+ * copy and its tracker; this file asks Redis for tracking on its command
+ * connection, and tells cache_near how that went and whether the connection
+ * still vouches for the copy.
+ */
 #include "data/cache.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/cache_internal.h"
+#include "data/cache_adapter.h"
+#include "data/cache_blocking.h"
+#include "data/cache_conn.h"
+#include "data/cache_dels.h"
+#include "data/cache_near.h"
+#include "data/cache_reply.h"
+
+struct cache_client {
+    h2o_evloop_t *loop;
+    cache_settings_t settings;
+    metrics_worker_t *metrics;
+    char host[256];
+    int port, db;
+    cache_blocking_t *blocking; /* sync mode: every call goes there */
+    cache_near_t *near;         /* --cache-local; NULL without it */
+    /* async: the command connection on the loop */
+    cache_link_t cmd;
+    cache_state_t state;
+    uint64_t stalled_since_ms; /* a reply is overdue since; 0 = none */
+    uint64_t reconnect_at_ms, backoff_ms;
+    uint64_t last_reply_ms; /* when the command connection last heard from Redis */
+    int ping_pending;
+    int logged_down;
+    int closing; /* cache_destroy: no "unavailable" message */
+    h2o_timeout_t op_timeout;
+    h2o_timeout_t tick_timeout;
+    h2o_timeout_entry_t tick_entry;
+    cache_dels_t dels; /* invalidations to repeat once Redis is back */
+};
 
 /* One outstanding HGET or DEL. Freed by the reply callback (hiredis calls
  * it exactly once, with NULL on disconnect), even after a timeout answered it. */
 typedef struct cache_op {
     cache_client_t *client;
     request_handle_t *handle;
-    cache_get_fn cb;        /* HGET */
-    cache_done_fn done;     /* DEL */
-    char *key;              /* DEL: to remember if it fails; HGET: for the local copy */
-    char *field;            /* HGET with --cache-local */
-    cache_near_ticket_t local; /* HGET: for the local copy (local.since 0 = do not keep) */
+    cache_get_fn cb;            /* HGET */
+    cache_done_fn done;         /* DEL */
+    char *key;                  /* DEL: to remember if it fails; HGET: for the local copy */
+    char *field;                /* HGET with --cache-local */
+    cache_near_ticket_t ticket; /* HGET: for the local copy (ticket.since 0 = do not keep) */
     uint64_t started_ns;
     int answered; /* the timeout already delivered CACHE_ERROR */
     h2o_timeout_entry_t timeout_entry;
@@ -58,54 +93,67 @@ int cache_parse_url(const char *url, char *host, size_t hostlen, int *port, int 
     return 0;
 }
 
-uint64_t cache_now_ms(cache_client_t *c)
+static uint64_t now_ms(cache_client_t *c)
 {
     return h2o_now(c->loop);
 }
 
-/* Sync mode blocks inside a loop pass, so the loop's cached clock is stale
- * there: read the real one. */
-uint64_t cache_real_ms(void)
+/* Connected and no reply overdue: a command is worth sending. */
+static int usable(cache_client_t *c)
 {
-    return request_now_ns() / 1000000;
+    return c->state == CACHE_UP && c->stalled_since_ms == 0;
 }
 
-static void count(cache_client_t *c, cache_status_t status)
+/* --cache-local: the command connection vouches for the copy (see
+ * CACHE_NEAR_FRESH_MS). */
+static int fresh(cache_client_t *c)
 {
-    metrics_add(&c->metrics->cache_requests[status == CACHE_HIT    ? METRICS_CACHE_HIT
-                                            : status == CACHE_MISS ? METRICS_CACHE_MISS
-                                                                   : METRICS_CACHE_ERROR],
-                1);
+    return usable(c) && now_ms(c) - c->last_reply_ms <= CACHE_NEAR_FRESH_MS;
 }
 
-/* Calls the handler if its request is still there; releases the handle. */
-static void answer(cache_client_t *c, request_handle_t *handle, cache_get_fn cb, uint64_t started_ns,
-                   cache_status_t status, const char *value, size_t len)
+/* --- --cache-local: tracking on the command connection -------------------- */
+
+static void on_tracking_ack(redisAsyncContext *ac, void *r, void *privdata)
 {
-    count(c, status);
-    if (handle->rq != NULL) {
-        handle->rq->cache_ns += request_now_ns() - started_ns;
-        cb(handle->rq, status, value, len);
+    cache_client_t *c = ac->data;
+    if (r == NULL) /* the command connection went away; mark_down handled it */
+        return;
+    if (cache_near_tracking_answered(c->near, (uintptr_t)privdata, r))
+        c->last_reply_ms = now_ms(c);
+}
+
+static void enable_tracking(cache_client_t *c, long long tracker)
+{
+    uint64_t asked = cache_near_tracking_asked(c->near);
+    redisAsyncCommand(c->cmd.ac, on_tracking_ack, (void *)(uintptr_t)asked, "CLIENT TRACKING on REDIRECT %lld",
+                      tracker);
+}
+
+/* cache_near_ready_fn: a new tracker subscribed. */
+static void on_tracker_ready(void *owner, long long tracker)
+{
+    cache_client_t *c = owner;
+    if (c->state == CACHE_UP)
+        enable_tracking(c, tracker);
+}
+
+static void on_ping_reply(redisAsyncContext *ac, void *r, void *privdata)
+{
+    cache_client_t *c = ac->data;
+    (void)privdata;
+    c->ping_pending = 0;
+    if (r != NULL)
+        c->last_reply_ms = now_ms(c);
+}
+
+/* Hits from the copy send Redis nothing: ask it something, so a stalled
+ * Redis shows (and the copy stops being trusted) within CACHE_NEAR_FRESH_MS. */
+static void keep_fresh(cache_client_t *c, uint64_t now)
+{
+    if (c->state == CACHE_UP && !c->ping_pending && now - c->last_reply_ms >= CACHE_TICK_MS) {
+        c->ping_pending = 1;
+        redisAsyncCommand(c->cmd.ac, on_ping_reply, NULL, "PING");
     }
-    request_release(handle);
-}
-
-static void remember_del(cache_client_t *c, const char *key)
-{
-    for (size_t i = 0; i < c->npending_dels; i++)
-        if (strcmp(c->pending_dels[i], key) == 0)
-            return;
-    if (c->npending_dels < CACHE_MAX_PENDING_DELS)
-        c->pending_dels[c->npending_dels++] = strdup(key);
-}
-
-/* Every invalidation ends here, sent or not: the key's local copies in every
- * worker go before the write answers. */
-static void invalidated(const char *key, request_t *rq, cache_done_fn done)
-{
-    cache_near_written(key);
-    if (rq != NULL)
-        done(rq);
 }
 
 /* --- connection life cycle ------------------------------------------------ */
@@ -116,9 +164,9 @@ static void mark_down(cache_client_t *c, const char *why)
     c->cmd.ac = NULL;
     c->stalled_since_ms = 0;
     if (c->near != NULL)
-        cache_near_cmd_down(c);
-    c->reconnect_at_ms = cache_now_ms(c) + c->backoff_ms;
-    c->backoff_ms = c->backoff_ms * 2 > CACHE_BACKOFF_MAX_MS ? CACHE_BACKOFF_MAX_MS : c->backoff_ms * 2;
+        cache_near_tracking_off(c->near);
+    c->reconnect_at_ms = now_ms(c) + c->backoff_ms;
+    c->backoff_ms = cache_backoff_next(c->backoff_ms);
     if (!c->logged_down && !c->closing) {
         fprintf(stderr, "sutlab: Redis unavailable (%s); listings come from PostgreSQL until it is back\n", why);
         c->logged_down = 1;
@@ -128,26 +176,25 @@ static void mark_down(cache_client_t *c, const char *why)
 static void on_connect(const redisAsyncContext *ac, int status)
 {
     cache_client_t *c = ac->data;
+    long long tracker;
     if (status != REDIS_OK) {
         mark_down(c, ac->errstr[0] ? ac->errstr : "connect failed"); /* hiredis frees ac after this */
         return;
     }
     c->state = CACHE_UP;
     c->backoff_ms = CACHE_BACKOFF_MIN_MS;
-    c->last_reply_ms = cache_now_ms(c);
+    c->last_reply_ms = now_ms(c);
     c->ping_pending = 0;
     if (c->logged_down) {
         fprintf(stderr, "sutlab: Redis is back\n");
         c->logged_down = 0;
     }
     /* repeat the invalidations that were lost while Redis was away */
-    for (size_t i = 0; i < c->npending_dels; i++) {
-        redisAsyncCommand(c->cmd.ac, NULL, NULL, "DEL %s", c->pending_dels[i]);
-        free(c->pending_dels[i]);
-    }
-    c->npending_dels = 0;
-    if (c->near != NULL)
-        cache_near_cmd_up(c);
+    for (size_t i = 0; i < c->dels.n; i++)
+        redisAsyncCommand(c->cmd.ac, NULL, NULL, "DEL %s", c->dels.keys[i]);
+    cache_dels_clear(&c->dels);
+    if (c->near != NULL && (tracker = cache_near_tracker(c->near)) != 0)
+        enable_tracking(c, tracker);
 }
 
 static void on_disconnect(const redisAsyncContext *ac, int status)
@@ -178,7 +225,7 @@ static void connect_async(cache_client_t *c)
 static void on_tick(h2o_timeout_entry_t *entry)
 {
     cache_client_t *c = H2O_STRUCT_FROM_MEMBER(cache_client_t, tick_entry, entry);
-    uint64_t now = cache_now_ms(c);
+    uint64_t now = now_ms(c);
 
     if (c->state == CACHE_DOWN && now >= c->reconnect_at_ms)
         connect_async(c);
@@ -186,28 +233,47 @@ static void on_tick(h2o_timeout_entry_t *entry)
         redisAsyncDisconnect(c->cmd.ac); /* answers every pending op with NULL */
     else if (c->state == CACHE_CONNECTING && now - c->reconnect_at_ms > CACHE_STALL_LIMIT_MS + c->backoff_ms)
         redisAsyncDisconnect(c->cmd.ac);
-    if (c->near != NULL)
-        cache_near_tick(c);
+    if (c->near != NULL) {
+        keep_fresh(c, now);
+        cache_near_tick(c->near);
+    }
     h2o_timeout_link(c->loop, &c->tick_timeout, &c->tick_entry);
 }
 
-/* --- async operations ------------------------------------------------------ */
+/* --- operations on the loop ----------------------------------------------- */
+
+/* An HGET's answer: counted, and handed to the handler if its request is
+ * still there. */
+static void answer(cache_op_t *op, cache_status_t status, const char *value, size_t len)
+{
+    cache_reply_deliver(op->client->metrics, op->handle->rq, op->cb, op->started_ns, status, value, len);
+    request_release(op->handle);
+}
 
 static void on_op_timeout(h2o_timeout_entry_t *entry)
 {
     cache_op_t *op = H2O_STRUCT_FROM_MEMBER(cache_op_t, timeout_entry, entry);
     cache_client_t *c = op->client;
     if (c->stalled_since_ms == 0)
-        c->stalled_since_ms = cache_now_ms(c);
+        c->stalled_since_ms = now_ms(c);
     op->answered = 1;
     if (op->done != NULL) { /* a DEL: keep it for later, let the write answer */
-        remember_del(c, op->key);
-        invalidated(op->key, op->handle->rq, op->done);
+        cache_dels_keep(&c->dels, op->key);
+        cache_dels_settled(op->key, op->handle->rq, op->done);
         request_release(op->handle);
     } else {
-        answer(c, op->handle, op->cb, op->started_ns, CACHE_ERROR, NULL, 0);
+        answer(op, CACHE_ERROR, NULL, 0);
     }
     op->handle = NULL;
+}
+
+/* Any reply to an op: Redis answers, nothing is overdue any more. */
+static void heard(cache_client_t *c, const redisReply *reply)
+{
+    if (reply != NULL) {
+        c->stalled_since_ms = 0;
+        c->last_reply_ms = now_ms(c);
+    }
 }
 
 static void on_del_reply(redisAsyncContext *ac, void *r, void *privdata)
@@ -217,15 +283,12 @@ static void on_del_reply(redisAsyncContext *ac, void *r, void *privdata)
     redisReply *reply = r;
     (void)ac;
 
-    if (reply != NULL) {
-        c->stalled_since_ms = 0;
-        c->last_reply_ms = cache_now_ms(c);
-    }
+    heard(c, reply);
     if (reply == NULL || reply->type == REDIS_REPLY_ERROR)
-        remember_del(c, op->key);
+        cache_dels_keep(&c->dels, op->key);
     if (!op->answered) {
         h2o_timeout_unlink(&op->timeout_entry);
-        invalidated(op->key, op->handle->rq, op->done);
+        cache_dels_settled(op->key, op->handle->rq, op->done);
         request_release(op->handle);
     }
     free(op->key);
@@ -239,94 +302,20 @@ static void on_hget_reply(redisAsyncContext *ac, void *r, void *privdata)
     redisReply *reply = r;
     (void)ac;
 
-    if (reply != NULL) {
-        c->stalled_since_ms = 0;
-        c->last_reply_ms = cache_now_ms(c);
-    }
+    heard(c, reply);
     if (!op->answered) {
+        cache_status_t st = cache_reply_status(reply);
         h2o_timeout_unlink(&op->timeout_entry);
-        if (reply != NULL && reply->type == REDIS_REPLY_STRING && op->local.since != 0)
-            cache_near_fill(c, op->key, op->field, reply->str, reply->len, &op->local);
-        if (reply != NULL && reply->type == REDIS_REPLY_STRING)
-            answer(c, op->handle, op->cb, op->started_ns, CACHE_HIT, reply->str, reply->len);
-        else if (reply != NULL && reply->type == REDIS_REPLY_NIL)
-            answer(c, op->handle, op->cb, op->started_ns, CACHE_MISS, NULL, 0);
-        else
-            answer(c, op->handle, op->cb, op->started_ns, CACHE_ERROR, NULL, 0);
+        if (st == CACHE_HIT && op->ticket.since != 0)
+            cache_near_fill(c->near, op->key, op->field, reply->str, reply->len, &op->ticket);
+        answer(op, st, st == CACHE_HIT ? reply->str : NULL, st == CACHE_HIT ? reply->len : 0);
     }
     free(op->key);
     free(op->field);
     free(op);
 }
 
-/* --- sync mode ------------------------------------------------------------- */
-
-static void sync_drop(cache_client_t *c, uint64_t retry_in_ms)
-{
-    if (c->rc != NULL)
-        redisFree(c->rc);
-    c->rc = NULL;
-    c->rc_retry_at_ms = cache_real_ms() + retry_in_ms;
-    if (c->near != NULL)
-        cache_near_cmd_down(c);
-}
-
-static redisContext *sync_context(cache_client_t *c)
-{
-    struct timeval tv = {c->settings.timeout_ms / 1000, (c->settings.timeout_ms % 1000) * 1000};
-    redisReply *r;
-
-    if (c->rc != NULL)
-        return c->rc;
-    if (cache_real_ms() < c->rc_retry_at_ms)
-        return NULL;
-    c->rc = redisConnectWithTimeout(c->host, c->port, tv);
-    if (c->rc == NULL || c->rc->err || redisSetTimeout(c->rc, tv) != REDIS_OK) {
-        sync_drop(c, CACHE_BACKOFF_MAX_MS / 2);
-        return NULL;
-    }
-    if (c->db != 0) {
-        if ((r = redisCommand(c->rc, "SELECT %d", c->db)) == NULL || r->type == REDIS_REPLY_ERROR) {
-            if (r != NULL)
-                freeReplyObject(r);
-            sync_drop(c, CACHE_BACKOFF_MAX_MS / 2);
-            return NULL;
-        }
-        freeReplyObject(r);
-    }
-    /* repeat lost invalidations before anything is read; keep what fails */
-    while (c->npending_dels > 0) {
-        if ((r = redisCommand(c->rc, "DEL %s", c->pending_dels[c->npending_dels - 1])) == NULL) {
-            sync_drop(c, CACHE_BACKOFF_MAX_MS / 2);
-            return NULL;
-        }
-        freeReplyObject(r);
-        free(c->pending_dels[--c->npending_dels]);
-    }
-    if (c->near != NULL)
-        cache_near_cmd_up(c);
-    return c->rc;
-}
-
-/* Runs one command blocking; on failure drops the connection. */
-static redisReply *sync_command(cache_client_t *c, const char *fmt, ...)
-{
-    redisContext *rc = sync_context(c);
-    redisReply *r;
-    va_list ap;
-    if (rc == NULL)
-        return NULL;
-    va_start(ap, fmt);
-    r = redisvCommand(rc, fmt, ap);
-    va_end(ap);
-    if (r == NULL)
-        sync_drop(c, CACHE_BACKOFF_MIN_MS);
-    else
-        c->last_reply_ms = cache_real_ms();
-    return r;
-}
-
-/* --- public ---------------------------------------------------------------- */
+/* --- public --------------------------------------------------------------- */
 
 cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *settings, metrics_worker_t *metrics)
 {
@@ -341,12 +330,28 @@ cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *setting
         free(c);
         return NULL;
     }
-    if (settings->local && (c->near = cache_near_create(c)) == NULL) {
-        free(c);
-        return NULL;
+    if (settings->local) {
+        cache_near_settings_t ns = {.host = c->host,
+                                    .port = c->port,
+                                    .blocking = settings->sync,
+                                    .timeout_ms = settings->timeout_ms,
+                                    .ttl_s = settings->ttl_s,
+                                    .loop = loop,
+                                    .ready = on_tracker_ready,
+                                    .owner = c};
+        if ((c->near = cache_near_create(&ns, metrics)) == NULL) {
+            free(c);
+            return NULL;
+        }
     }
-    if (settings->sync)
+    if (settings->sync) {
+        if ((c->blocking = cache_blocking_create(settings, c->host, c->port, c->db, metrics, c->near)) == NULL) {
+            cache_near_destroy(c->near);
+            free(c);
+            return NULL;
+        }
         return c;
+    }
     h2o_timeout_init(loop, &c->op_timeout, (uint64_t)settings->timeout_ms);
     h2o_timeout_init(loop, &c->tick_timeout, CACHE_TICK_MS);
     c->tick_entry.cb = on_tick;
@@ -360,9 +365,8 @@ void cache_destroy(cache_client_t *c)
     if (c == NULL)
         return;
     c->closing = 1;
-    if (c->settings.sync) {
-        if (c->rc != NULL)
-            redisFree(c->rc);
+    if (c->blocking != NULL) {
+        cache_blocking_destroy(c->blocking);
     } else {
         if (c->cmd.ac != NULL)
             redisAsyncFree(c->cmd.ac); /* answers pending ops with NULL, calls cleanup */
@@ -371,50 +375,29 @@ void cache_destroy(cache_client_t *c)
         h2o_timeout_dispose(c->loop, &c->tick_timeout);
         h2o_timeout_dispose(c->loop, &c->op_timeout);
     }
-    cache_near_destroy(c);
-    for (size_t i = 0; i < c->npending_dels; i++)
-        free(c->pending_dels[i]);
+    cache_near_destroy(c->near);
+    cache_dels_clear(&c->dels);
     free(c);
 }
 
 void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *field, cache_get_fn cb)
 {
+    if (c->blocking != NULL) {
+        cache_blocking_hget(c->blocking, rq, key, field, cb);
+        return;
+    }
     uint64_t started = request_now_ns();
     cache_near_ticket_t ticket = {0, 0};
     const char *value;
     size_t len;
 
-    if (c->near != NULL && c->settings.sync && c->rc != NULL &&
-        cache_real_ms() - c->last_reply_ms > CACHE_NEAR_FRESH_MS) {
-        /* the copy is trusted only while Redis answers (see cache_internal.h) */
-        redisReply *pong = sync_command(c, "PING");
-        if (pong != NULL)
-            freeReplyObject(pong);
-    }
-    if (c->near != NULL && cache_near_lookup(c, key, field, &value, &len, &ticket)) {
-        count(c, CACHE_HIT);
-        rq->cache_ns += request_now_ns() - started;
-        cb(rq, CACHE_HIT, value, len);
+    if (c->near != NULL && cache_near_lookup(c->near, key, field, fresh(c), &value, &len, &ticket)) {
+        cache_reply_deliver(c->metrics, rq, cb, started, CACHE_HIT, value, len);
         return;
     }
-    if (c->settings.sync) {
-        redisReply *r = sync_command(c, "HGET %s %s", key, field);
-        cache_status_t st = r == NULL                         ? CACHE_ERROR
-                            : r->type == REDIS_REPLY_STRING ? CACHE_HIT
-                            : r->type == REDIS_REPLY_NIL    ? CACHE_MISS
-                                                            : CACHE_ERROR;
-        if (st == CACHE_HIT && ticket.since != 0)
-            cache_near_fill(c, key, field, r->str, r->len, &ticket);
-        count(c, st);
-        rq->cache_ns += request_now_ns() - started;
-        cb(rq, st, st == CACHE_HIT ? r->str : NULL, st == CACHE_HIT ? r->len : 0);
-        if (r != NULL)
-            freeReplyObject(r);
-        return;
-    }
-    if (c->state != CACHE_UP || c->stalled_since_ms != 0) {
+    if (!usable(c)) {
         /* down or stalled: go straight to PostgreSQL */
-        count(c, CACHE_ERROR);
+        cache_reply_count(c->metrics, CACHE_ERROR);
         cb(rq, CACHE_ERROR, NULL, 0);
         return;
     }
@@ -429,10 +412,10 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
     if (ticket.since != 0) {
         if ((op->key = strdup(key)) == NULL || (op->field = strdup(field)) == NULL)
             h2o_fatal("out of memory");
-        op->local = ticket;
+        op->ticket = ticket;
     }
     if (redisAsyncCommand(c->cmd.ac, on_hget_reply, op, "HGET %s %s", key, field) != REDIS_OK) {
-        answer(c, op->handle, cb, started, CACHE_ERROR, NULL, 0);
+        answer(op, CACHE_ERROR, NULL, 0);
         free(op->key);
         free(op->field);
         free(op);
@@ -443,16 +426,11 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
 
 void cache_hset(cache_client_t *c, const char *key, const char *field, const char *value, size_t len)
 {
-    if (c->settings.sync) {
-        redisReply *r = sync_command(c, "HSET %s %s %b", key, field, value, len);
-        if (r != NULL) {
-            freeReplyObject(r);
-            if ((r = sync_command(c, "EXPIRE %s %d NX", key, c->settings.ttl_s)) != NULL)
-                freeReplyObject(r);
-        }
+    if (c->blocking != NULL) {
+        cache_blocking_hset(c->blocking, key, field, value, len);
         return;
     }
-    if (c->state != CACHE_UP || c->stalled_since_ms != 0)
+    if (!usable(c))
         return;
     redisAsyncCommand(c->cmd.ac, NULL, NULL, "HSET %s %s %b", key, field, value, len);
     redisAsyncCommand(c->cmd.ac, NULL, NULL, "EXPIRE %s %d NX", key, c->settings.ttl_s);
@@ -460,18 +438,13 @@ void cache_hset(cache_client_t *c, const char *key, const char *field, const cha
 
 void cache_invalidate(cache_client_t *c, request_t *rq, const char *key, cache_done_fn done)
 {
-    if (c->settings.sync) {
-        redisReply *r = sync_command(c, "DEL %s", key);
-        if (r != NULL)
-            freeReplyObject(r);
-        else
-            remember_del(c, key);
-        invalidated(key, rq, done);
+    if (c->blocking != NULL) {
+        cache_blocking_invalidate(c->blocking, rq, key, done);
         return;
     }
-    if (c->state != CACHE_UP || c->stalled_since_ms != 0) {
-        remember_del(c, key);
-        invalidated(key, rq, done);
+    if (!usable(c)) {
+        cache_dels_keep(&c->dels, key);
+        cache_dels_settled(key, rq, done);
         return;
     }
     cache_op_t *op = calloc(1, sizeof(*op));
@@ -483,11 +456,11 @@ void cache_invalidate(cache_client_t *c, request_t *rq, const char *key, cache_d
     op->started_ns = request_now_ns();
     op->timeout_entry.cb = on_op_timeout;
     if (redisAsyncCommand(c->cmd.ac, on_del_reply, op, "DEL %s", key) != REDIS_OK) {
-        remember_del(c, key);
+        cache_dels_keep(&c->dels, key);
         request_release(op->handle);
         free(op->key);
         free(op);
-        invalidated(key, rq, done);
+        cache_dels_settled(key, rq, done);
         return;
     }
     h2o_timeout_link(c->loop, &c->op_timeout, &op->timeout_entry);
@@ -495,13 +468,8 @@ void cache_invalidate(cache_client_t *c, request_t *rq, const char *key, cache_d
 
 int cache_is_up(cache_client_t *c)
 {
-    if (c->settings.sync) {
-        redisReply *r = sync_command(c, "PING");
-        int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-        if (r != NULL)
-            freeReplyObject(r);
-        return ok;
-    }
+    if (c->blocking != NULL)
+        return cache_blocking_is_up(c->blocking);
     /* connected is ready: a reply that is merely late (look-ups fall back to
      * PostgreSQL meanwhile) must not flap readiness under load; one late by
      * more than a second drops the connection, and then Redis is down */

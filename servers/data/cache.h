@@ -13,7 +13,7 @@
  *
  * With --cache-local (settings.local) the client also keeps what its worker
  * read from Redis and answers later look-ups from memory, trusting that copy
- * only while Redis's client-side caching keeps it coherent (cache_near.c).
+ * only while Redis's client-side caching keeps it coherent (cache_near.h).
  * Callers see no difference: a hit is a hit.
  *
  * Threading: one client per worker, used only on that worker's thread.

@@ -1,9 +1,8 @@
-/* The h2o adapter for hiredis: hiredis asks for read/write interest and we
- * translate that to the worker's loop. hiredis owns its fd; the loop gets a
- * dup so each side closes its own. */
-#include <unistd.h>
+/* hiredis asks for read/write interest and we translate that to the
+ * worker's loop. */
+#include "data/cache_adapter.h"
 
-#include "data/cache_internal.h"
+#include <unistd.h>
 
 static void on_readable(h2o_socket_t *sock, const char *err)
 {

@@ -1,0 +1,50 @@
+/*
+ * cache_conn: what the client's Redis connections have in common: the
+ * command connection (on the loop in cache.c, blocking in cache_blocking.c)
+ * and the --cache-local tracker (cache_near.c). Their life-cycle states and
+ * the timings they wait, back off and trust by; nothing that does I/O.
+ */
+#ifndef SUTLAB_CACHE_CONN_H
+#define SUTLAB_CACHE_CONN_H
+
+#include <stdint.h>
+#include <sys/time.h>
+
+#include "core/request.h"
+
+#define CACHE_TICK_MS 100
+#define CACHE_STALL_LIMIT_MS 1000 /* unanswered this long: drop the connection */
+#define CACHE_BACKOFF_MIN_MS 100
+#define CACHE_BACKOFF_MAX_MS 2000
+/* The local copy is trusted only while Redis answered the command connection
+ * this recently: invalidations from a stalled Redis, or over a network that
+ * silently dropped, would never arrive. Idle, a PING keeps it fresh. */
+#define CACHE_NEAR_FRESH_MS 500
+
+typedef enum cache_state {
+    CACHE_DOWN,
+    CACHE_CONNECTING,
+    CACHE_UP,
+} cache_state_t;
+
+/* The back-off after one more failed attempt: doubled, up to the maximum. */
+static inline uint64_t cache_backoff_next(uint64_t ms)
+{
+    return ms * 2 > CACHE_BACKOFF_MAX_MS ? CACHE_BACKOFF_MAX_MS : ms * 2;
+}
+
+/* A blocking connection runs inside a loop pass, where the loop's cached
+ * clock is stale: it reads the real one. */
+static inline uint64_t cache_real_ms(void)
+{
+    return request_now_ns() / 1000000;
+}
+
+/* A blocking connection's limit on its connect and on each command. */
+static inline struct timeval cache_timeval(int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    return tv;
+}
+
+#endif

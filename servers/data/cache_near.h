@@ -1,0 +1,95 @@
+/*
+ * cache_near: a worker's --cache-local copy (a localcache) and the tracker
+ * that keeps it coherent, a second Redis connection subscribed to
+ * __redis__:invalidate: on the loop in async mode, blocking and read before
+ * each use in sync mode. The coherence rules are at the top of cache_near.c.
+ *
+ * It never sees the command connection. Its owner (cache.c on the loop,
+ * cache_blocking.c blocking) sends CLIENT TRACKING ... REDIRECT <tracker>
+ * there, reports the answer, reports the connection's loss, and says at
+ * each look-up whether that connection may vouch for the copy (up, and
+ * answered within CACHE_NEAR_FRESH_MS). The copy answers only while tracking
+ * is acknowledged for the current tracker and the owner vouches for it.
+ *
+ * Threading: one per worker, used on its thread; cache_near_written is the
+ * exception, shared by all workers.
+ */
+#ifndef SUTLAB_CACHE_NEAR_H
+#define SUTLAB_CACHE_NEAR_H
+
+#include <h2o.h>
+#include <hiredis/hiredis.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/metrics.h"
+
+typedef struct cache_near cache_near_t;
+
+/* Async: the tracker has (re)subscribed as CLIENT ID tracker_id; the owner
+ * asks for tracking redirected there if its command connection is up. */
+typedef void (*cache_near_ready_fn)(void *owner, long long tracker_id);
+
+typedef struct cache_near_settings {
+    const char *host; /* copied */
+    int port;
+    int blocking;       /* sync mode: a blocking tracker, read by cache_near_poll */
+    int timeout_ms;     /* blocking: the tracker's connect and reads */
+    int ttl_s;          /* --cache-ttl: a copy lives no longer than a Redis entry */
+    h2o_evloop_t *loop; /* async: the tracker runs on it */
+    cache_near_ready_fn ready;
+    void *owner;
+} cache_near_settings_t;
+
+/* Returns NULL on allocation failure. Async: starts connecting the tracker. */
+cache_near_t *cache_near_create(const cache_near_settings_t *settings, metrics_worker_t *metrics);
+void cache_near_destroy(cache_near_t *n);
+
+/* What a later cache_near_fill needs from the look-up that missed: the
+ * copy's epoch (0: do not fill) and the key's count of this process's
+ * writes, both taken before Redis is asked. */
+typedef struct cache_near_ticket {
+    uint64_t since;
+    uint64_t writes;
+} cache_near_ticket_t;
+
+/* Looks the copy up; cmd_fresh is the owner's word that its command
+ * connection is up and answered within CACHE_NEAR_FRESH_MS. 1 and *value,
+ * *len on a hit (counted in cache_local_hits_total), else 0 and *ticket. */
+int cache_near_lookup(cache_near_t *n, const char *key, const char *field, int cmd_fresh, const char **value,
+                      size_t *len, cache_near_ticket_t *ticket);
+
+/* Keeps what Redis answered, unless invalidated since the ticket. */
+void cache_near_fill(cache_near_t *n, const char *key, const char *field, const char *value, size_t len,
+                     const cache_near_ticket_t *ticket);
+
+/* The CLIENT ID of the subscribed tracker, or 0 while there is none.
+ * Blocking: connects one first if needed, at most once per back-off. */
+long long cache_near_tracker(cache_near_t *n);
+
+/* The owner is about to send CLIENT TRACKING: the copy is cleared and
+ * unused until the answer. Returns what to hand to ..._answered. */
+uint64_t cache_near_tracking_asked(cache_near_t *n);
+
+/* Redis's answer r (not NULL) to the CLIENT TRACKING sent after `asked`.
+ * Returns 1 if the copy is now trusted; 0 if it was refused (logged once) or
+ * the answer is stale (the tracker or connection changed since). */
+int cache_near_tracking_answered(cache_near_t *n, uint64_t asked, const redisReply *r);
+
+/* The command connection went away, and its tracking with it: the copy is
+ * cleared and unused until tracking is acknowledged again. */
+void cache_near_tracking_off(cache_near_t *n);
+
+/* Async: reconnects a lost tracker, with back-off; call on every tick. */
+void cache_near_tick(cache_near_t *n);
+
+/* Blocking: applies the invalidations that arrived, without waiting.
+ * Returns -1 if there is no tracker (the owner asks for one, and for
+ * tracking, if its command connection is up), else 0. */
+int cache_near_poll(cache_near_t *n);
+
+/* A write of this process invalidated key: no worker answers it from its
+ * copy after this returns. Any thread. */
+void cache_near_written(const char *key);
+
+#endif

@@ -1,0 +1,27 @@
+#include "data/cache_reply.h"
+
+cache_status_t cache_reply_status(const redisReply *r)
+{
+    return r == NULL                         ? CACHE_ERROR
+           : r->type == REDIS_REPLY_STRING ? CACHE_HIT
+           : r->type == REDIS_REPLY_NIL    ? CACHE_MISS
+                                           : CACHE_ERROR;
+}
+
+void cache_reply_count(metrics_worker_t *metrics, cache_status_t status)
+{
+    metrics_add(&metrics->cache_requests[status == CACHE_HIT    ? METRICS_CACHE_HIT
+                                         : status == CACHE_MISS ? METRICS_CACHE_MISS
+                                                                : METRICS_CACHE_ERROR],
+                1);
+}
+
+void cache_reply_deliver(metrics_worker_t *metrics, request_t *rq, cache_get_fn cb, uint64_t started_ns,
+                         cache_status_t status, const char *value, size_t len)
+{
+    cache_reply_count(metrics, status);
+    if (rq != NULL) {
+        rq->cache_ns += request_now_ns() - started_ns;
+        cb(rq, status, value, len);
+    }
+}
