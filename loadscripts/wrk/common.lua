@@ -80,6 +80,15 @@ function M.store_ids()
   return ids
 end
 
+-- The ids 1..N when the script's argument gives N (no set-up request), else fetch().
+function M.ids_or(arg, fetch)
+  local n = tonumber(arg or "")
+  if not n then return fetch() end
+  local ids = {}
+  for i = 1, n do ids[i] = i end
+  return ids
+end
+
 -- Extra headers from WRK_HEADERS into wrk.headers.
 function M.apply_headers()
   local spec = os.getenv("WRK_HEADERS")

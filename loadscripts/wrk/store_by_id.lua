@@ -12,13 +12,7 @@ done = lib.done
 
 function init(args)
   lib.seed()
-  local max = tonumber(args[1] or "")
-  if max then
-    ids = {}
-    for i = 1, max do ids[i] = i end
-  else
-    ids = lib.store_ids()
-  end
+  ids = lib.ids_or(args[1], lib.store_ids)
 end
 
 function request()

@@ -16,13 +16,7 @@ end
 
 function init(args)
   lib.seed()
-  local n = tonumber(args[1] or "")
-  if n then
-    cats = {}
-    for i = 1, n do cats[i] = i end
-  else
-    cats = lib.categories()
-  end
+  cats = lib.ids_or(args[1], lib.categories)
   if args[2] and args[2] ~= "" then suffix = "&address=" .. urlencode(args[2]) end
 end
 
