@@ -20,6 +20,7 @@ import re
 from . import httperf, parsers, report
 
 TOOLS = ("ab", "hey", "wrk", "locust", "httperf")
+AB_MAX_RPS = 200000  # more than ab reaches on one core
 OPEN_MODEL = ("httperf",)  # levels are arrival rates, not concurrent clients
 
 
@@ -41,14 +42,16 @@ class Load:
         target = self.url + self.path
         if self.tool == "ab":
             # -r: a reset or a timed-out receive is counted, not the end of the run
+            # -t alone stops at 50,000 requests; ab keeps a record per request, so the cap is
+            # sized to the run, not set huge (4 GB of records cost seconds to fault in)
             return ["ab", "-r", "-k", "-q", "-s", str(self.timeout), "-c", str(level), "-t", str(seconds),
-                    "-n", "100000000", target]
+                    "-n", str(max(50000, seconds * AB_MAX_RPS)), target]
         if self.tool == "hey":
             return ["hey", "-c", str(level), "-z", "%ds" % seconds, "-t", str(self.timeout), target]
         if self.tool == "wrk":
             argv = ["wrk", "-t1", "-c", str(level), "-d", "%ds" % seconds, "--timeout", "%ds" % self.timeout,
                     "--latency"]
-            return argv + (["-s", self.script, self.url] if self.script else [target])
+            return argv + (["-s", self.script] if self.script else []) + [target]
         if self.tool == "httperf":
             host, port = _host_port(self.url)
             return httperf.command(host, port, self.path, level, seconds, self.timeout)

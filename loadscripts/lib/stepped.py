@@ -138,7 +138,7 @@ def write_csv(rows, tier_names, path):
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(list(CSV_COLUMNS) + ["cpu_%s_pct" % t for t in tier_names] +
-                   ["capacity_%s" % t for t in tier_names] +
+                   ["capacity_%s" % t for t in tier_names] + ["busy_%s" % t for t in tier_names] +
                    ["send_q", "recv_q", "listen_q", "overflows", "connections", "loop_lag_s", "failed"])
         for r in rows:
             u = r.get("tiers", {})
@@ -146,6 +146,7 @@ def write_csv(rows, tier_names, path):
                         _errors_text(r.get("errors")), r.get("verdict"), r.get("reason")] +
                        [round(u[t]["cores_used"] * 100, 1) if t in u else "" for t in tier_names] +
                        [u[t]["capacity"] if t in u else "" for t in tier_names] +
+                       [round(u[t]["busy"], 3) if t in u else "" for t in tier_names] +
                        [r.get(k) for k in ("send_q", "recv_q", "listen_q", "overflows", "connections",
                                            "loop_lag_s")] + [1 if r.get("failed") else 0])
 

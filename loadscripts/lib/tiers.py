@@ -6,10 +6,13 @@ step a Sampler reads, for each tier:
 
   - its CPU time, exact: the live processes' user+system time plus what their reaped children
     left in cutime/cstime (PostgreSQL backends come and go with connections);
-  - its capacity, in cores: the threads that ran at all during the step (at least ACTIVE_SHARE of
-    a core), capped by the cores its cpuset allows. So a single-threaded Redis, ab or Locust
+  - its capacity, in cores: the most threads that ran at the same time (each at least ACTIVE_SHARE
+    of a core over one sampling interval), capped by the cores its cpuset allows. So a single-threaded Redis, ab or Locust
     worker saturates at one core, sutlab at its busy workers, PostgreSQL at its busy backends,
     and `taskset` pinning counts, without a table of which program has how many threads;
+  - how busy it was against that capacity: its CPU time plus the time its threads were runnable
+    but waited for a core (schedstat). On a shared machine a thread that wants a core all the
+    time is saturated even when others got part of it;
   - on the web tier only, the server-side signals: the summed Send-Q and Recv-Q of its
     established sockets, its listen queue, ListenOverflows (from the web's own network
     namespace, so `--netns` labs read the right counters), and what /metrics says of open
@@ -24,7 +27,7 @@ import time
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 ACTIVE_SHARE = 0.05   # a thread that used less than this share of a core did not run during the step
-SAMPLE_EVERY = 0.5    # seconds between two looks at threads, queues and /metrics
+SAMPLE_EVERY = 0.25   # seconds between two looks at threads, queues and /metrics
 
 TIERS = ("web", "lb", "db", "redis", "load")
 
@@ -75,7 +78,8 @@ def cpu_seconds(pids):
 
 
 def thread_cpu(pids):
-    """{(pid, tid): CPU seconds} of every thread of the processes (schedstat: nanoseconds)."""
+    """{(pid, tid): (CPU seconds, seconds runnable but waiting for a core)} of every thread of the
+    processes (schedstat, in nanoseconds)."""
     out = {}
     for p in pids:
         try:
@@ -85,7 +89,8 @@ def thread_cpu(pids):
         for t in tids:
             try:
                 with open("/proc/%d/task/%s/schedstat" % (p, t)) as f:
-                    out[(p, int(t))] = int(f.read().split()[0]) / 1e9
+                    run, wait = f.read().split()[:2]
+                out[(p, int(t))] = (int(run) / 1e9, int(wait) / 1e9)
             except (OSError, ValueError, IndexError):
                 pass
     return out
@@ -179,7 +184,9 @@ class Sampler:
         self.scrape = scrape
         self.load_rusage = load_rusage
         self._stop = threading.Event()
-        self._threads = {t: {} for t in TIERS}   # (pid, tid) -> (first, last) CPU seconds seen
+        self._threads = {t: {} for t in TIERS}   # (pid, tid) -> (first, last) (cpu, wait) seen
+        self._active = {t: 0 for t in TIERS}     # most threads running at once over an interval
+        self._last_look = None
         self._queues = []
         self._metrics = []
 
@@ -188,10 +195,17 @@ class Sampler:
 
     def _look(self):
         kids = children_of()
+        now_t = time.monotonic()
+        interval = now_t - self._last_look if self._last_look is not None else 0.0
+        self._last_look = now_t
         for t in TIERS:
-            for key, cpu in thread_cpu(self._pids(t, kids)).items():
-                first, _ = self._threads[t].get(key, (cpu, cpu))
-                self._threads[t][key] = (first, cpu)
+            running = 0
+            for key, now in thread_cpu(self._pids(t, kids)).items():
+                first, last = self._threads[t].get(key, (now, now))
+                if interval > 0 and (now[0] - last[0]) + (now[1] - last[1]) >= ACTIVE_SHARE * interval:
+                    running += 1
+                self._threads[t][key] = (first, now)
+            self._active[t] = max(self._active[t], running)
         web = self._pids("web", kids)
         if web:
             self._queues.append(socket_queues(web))
@@ -235,13 +249,15 @@ class Sampler:
         return usage, self._signals()
 
     def _usage(self, tier, cpu, elapsed, kids):
-        active = sum(1 for first, last in self._threads[tier].values()
-                     if last - first >= ACTIVE_SHARE * elapsed)
+        threads = self._threads[tier].values()
+        active = self._active[tier]
+        wait = sum(last[1] - first[1] for first, last in threads)
         cores = allowed_cores(self._pids(tier, kids) or self.roots[tier])
         capacity = max(1, min(cores, active))
-        return {"cpu_s": cpu, "elapsed_s": elapsed, "cores_used": cpu / elapsed if elapsed > 0 else 0.0,
+        return {"cpu_s": cpu, "wait_s": wait, "elapsed_s": elapsed,
+                "cores_used": cpu / elapsed if elapsed > 0 else 0.0,
                 "capacity": capacity, "allowed": cores, "active_threads": active,
-                "busy": cpu / elapsed / capacity if elapsed > 0 else 0.0}
+                "busy": min(1.0, (cpu + wait) / elapsed / capacity) if elapsed > 0 else 0.0}
 
     def _signals(self):
         web = self.roots["web"]

@@ -17,18 +17,20 @@ SATURATED = 0.85        # share of a tier's capacity
 IDLE = 0.50             # the web tier below this share is idle for rule 2
 SENDQ_BACKLOG = 64 * 1024
 LEVEL_GROWTH = 1.5
-FLAT_GROWTH = 1.10
+FLAT_GROWTH = 1.20
 
 SERVER_TIERS = ("web", "lb", "db", "redis")
 
 RULES = (
-    "web/lb/db/redis: that tier used >= %d%% of its capacity (busy threads, capped by its cpuset)"
+    "web/lb/db/redis: that tier was busy >= %d%% of its capacity (CPU + time runnable waiting for a "
+    "core, over the threads that ran, capped by its cpuset)"
     % (SATURATED * 100),
     "client not reading: mean summed Send-Q of the server's sockets > %d KiB while web < %d%%"
     % (SENDQ_BACKLOG // 1024, IDLE * 100),
-    "load: the load tool used >= %d%% of its capacity, no server tier saturated" % (SATURATED * 100),
+    "load: the load tool was busy >= %d%% of its capacity (an open-model tool: it started >= 5%% fewer "
+    "arrivals than asked), no server tier saturated" % (SATURATED * 100),
     "none: nothing saturated, rps grew < %d%% while the level grew >= %.1fx: a concurrency limit"
-    % ((FLAT_GROWTH - 1) * 100, LEVEL_GROWTH),
+    % (round((FLAT_GROWTH - 1) * 100), LEVEL_GROWTH),
     "below limits: nothing saturated and rps still grows with the level",
 )
 

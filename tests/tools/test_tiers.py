@@ -53,7 +53,18 @@ class Sampler(unittest.TestCase):
         self.assertGreater(web["cpu_s"], 1.2 - 0.02, web)
         self.assertLess(web["cpu_s"], 1.2 + 0.25, web)
         self.assertGreaterEqual(web["active_threads"], 1)
-        self.assertEqual(web["capacity"], 1, web)  # one busy thread: it saturates at one core
+
+    def test_one_busy_thread_saturates_one_core(self):
+        """Capacity is the threads that ran; busy counts CPU and the time spent waiting for a core,
+        so a thread that burned all along is saturated however busy the machine is."""
+        p = self.start_burner(30.0)
+        time.sleep(0.3)
+        s = tiers.Sampler({"web": [p.pid]}).start()
+        time.sleep(1.5)
+        usage, _ = s.stop()
+        web = usage["web"]
+        self.assertEqual(web["capacity"], 1, web)
+        self.assertGreater(web["busy"], 0.9, web)
 
     def test_an_idle_process_is_idle(self):
         p = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"])

@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""loadscripts/steps end to end (issue 14): real load tools against a real sutlab, each verdict
+one that cannot be ambiguous on two cores, with a wide margin; and its refusals.
+
+  load  wrk whose Lua response() burns ~1.5 ms of CPU per response: its one thread is saturated
+        while sutlab serves a few hundred /health_check a second;
+  web   /work/cpu?ms=5 with --handler-mode inline and one worker: the worker is the bottleneck;
+  none  --db-mode sync --workers 1, PostgreSQL pinned to the other core, /stores/categories at 2
+        then 8 clients: one request at a time, neither tier saturated, rps flat.
+"""
+
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pgtest import FreshDatabase  # noqa: E402
+from sutlab_testlib import Server, clean_env, migrate_and_seed, source_root  # noqa: E402
+
+STEPS = os.path.join(source_root(), "loadscripts", "steps")
+SLOW_LUA = os.path.join(source_root(), "tests", "data", "slow_client.lua")
+NO_DB = ["--db-url", "postgresql://127.0.0.1:1/none"]
+
+
+def steps(args, env=None, timeout=180):
+    return subprocess.run(["/usr/bin/python3", STEPS] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=timeout, env=clean_env(env))
+
+
+def postmaster_pid():
+    with open(os.path.join(os.environ["SUTLAB_TEST_PG_DATA"], "postmaster.pid")) as f:
+        return int(f.readline())
+
+
+def pin_tree(pid, cpus):
+    subprocess.run(["taskset", "-a", "-p", "-c", cpus, str(pid)], stdout=subprocess.DEVNULL, check=True)
+    for child in subprocess.run(["pgrep", "-P", str(pid)], stdout=subprocess.PIPE, text=True).stdout.split():
+        subprocess.run(["taskset", "-a", "-p", "-c", cpus, child], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+
+
+class Verdicts(unittest.TestCase):
+    def run_steps(self, srv, extra, db_pid=None):
+        out = tempfile.mkdtemp(prefix="sutlab-steps-")
+        args = ["--url", "http://127.0.0.1:%d" % srv.port, "--web-pid", str(srv.proc.pid), "--out", out,
+                "--duration", "3", "--warmup", "1"] + extra
+        if db_pid:
+            args += ["--db-pid", str(db_pid)]
+        p = steps(args)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(os.path.join(out, "steps.csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertTrue(os.path.getsize(os.path.join(out, "steps.png")) > 1000)
+        self.assertIn("| level | req/s |", p.stdout)
+        for rule in ("web/lb/db/redis:", "client not reading:", "load:", "none:"):
+            self.assertIn(rule, p.stdout)  # the rules under the table
+        return rows, p.stdout
+
+    def test_load(self):
+        with Server(workers=1, extra_args=NO_DB) as srv:
+            rows, text = self.run_steps(srv, ["--tool", "wrk", "--script", SLOW_LUA, "--levels", "2,8"])
+        self.assertEqual([r["verdict"] for r in rows], ["load", "load"], text)
+        for r in rows:
+            self.assertGreater(float(r["busy_load"]), 0.85, text)
+            self.assertLess(float(r["busy_web"]), 0.5, text)
+
+    def test_web(self):
+        with Server(workers=1, extra_args=NO_DB + ["--handler-mode", "inline"]) as srv:
+            rows, text = self.run_steps(srv, ["--tool", "ab", "--path", "/work/cpu?ms=5", "--levels", "2,4"])
+        self.assertEqual([r["verdict"] for r in rows], ["web", "web"], text)
+        for r in rows:
+            self.assertGreater(float(r["busy_web"]), 0.85, text)
+            self.assertEqual(r["errors"], "0", text)
+
+    def test_none(self):
+        pg = postmaster_pid()
+        with FreshDatabase() as url:
+            migrate_and_seed(url, bcrypt_cost=4)
+            with Server(workers=1, extra_args=["--db-url", url, "--db-mode", "sync"]) as srv:
+                pin_tree(pg, "1")
+                pin_tree(srv.proc.pid, "0")
+                try:
+                    rows, text = self.run_steps(srv, ["--tool", "ab", "--path", "/stores/categories",
+                                                      "--levels", "2,8"], db_pid=pg)
+                finally:
+                    pin_tree(pg, "0-%d" % (os.cpu_count() - 1))
+        self.assertEqual(rows[-1]["verdict"], "none", text)
+        self.assertEqual(rows[-1]["capacity_db"], "1", text)
+
+
+class Refusals(unittest.TestCase):
+    """Bad input: one line on stderr, exit 2, nothing started (no output directory)."""
+
+    def refused(self, args, env=None):
+        out = os.path.join(tempfile.mkdtemp(prefix="sutlab-steps-"), "out")
+        p = steps(args + ["--out", out], env=env, timeout=30)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertFalse(os.path.exists(out), "something started")
+        return p.stderr
+
+    def test_bad_usage(self):
+        with Server(workers=1, extra_args=NO_DB) as srv:
+            web = ["--url", "http://127.0.0.1:%d" % srv.port, "--web-pid", str(srv.proc.pid)]
+            self.assertIn("unknown --tool", self.refused(web + ["--tool", "siege", "--levels", "2"]))
+            self.assertIn("--levels", self.refused(web + ["--tool", "ab", "--levels", ""]))
+            self.assertIn("--levels", self.refused(web + ["--tool", "ab", "--levels", "2,four"]))
+            self.assertIn("--levels", self.refused(web + ["--tool", "ab"]))
+            self.assertIn("--rate", self.refused(web + ["--tool", "httperf", "--levels", "2"]))
+            self.assertIn("not installed", self.refused(web + ["--tool", "ab", "--levels", "2"],
+                                                        env={"PATH": "/nonexistent"}))
+        empty = tempfile.mkdtemp(prefix="sutlab-novar-")
+        self.assertIn("no sutlab", self.refused(["--tool", "ab", "--levels", "2", "--lab-var", empty]))
+
+    def test_a_failing_tool_keeps_the_rows_and_exits_1(self):
+        with Server(workers=1, extra_args=NO_DB) as srv:
+            out = tempfile.mkdtemp(prefix="sutlab-steps-")
+            # ab refuses a concurrency above 20000 at the second level
+            p = steps(["--url", "http://127.0.0.1:%d" % srv.port, "--web-pid", str(srv.proc.pid), "--out", out,
+                       "--tool", "ab", "--levels", "2,30000", "--duration", "2", "--warmup", "0"])
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        with open(os.path.join(out, "steps.csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual([r["failed"] for r in rows], ["0", "1"])
+        self.assertGreater(float(rows[0]["rps"]), 0)
+        self.assertIn("failed: ab exited", p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
