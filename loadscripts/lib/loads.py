@@ -1,10 +1,6 @@
 """The load tools of a stepped run (loadscripts/steps): for each, the command that holds one level
 for a number of seconds, and what its output says of the step: requests/s, mean, p50 and p99 in
-ms, and the errors by kind.
-
-Error kinds: a status code ("404", or a class such as "5xx" when the tool counts no more than
-that, or "non-2xx" when it does not say which), "timeout", "refused", "reset", and "other". What
-each tool can tell:
+ms, and the errors by kind (parsers.py reads them). What each tool can tell:
   ab       non-2xx (no codes); failed connects and receives (run with -r, so a reset does not end
            the run)
   hey      every status code; refused / reset / timeout from its error distribution
@@ -13,7 +9,6 @@ each tool can tell:
   httperf  2xx..5xx classes; client timeouts, refused, reset
 """
 
-import csv
 import os
 import re
 
@@ -71,13 +66,13 @@ class Load:
         if self.tool == "httperf":
             r = httperf.parse(output)
             kinds = {cls: n for cls, n in r["status"].items() if cls not in ("1xx", "2xx", "3xx") and n}
-            kinds.update(_named(r["errors"], {"client-timo": "timeout", "connrefused": "refused",
-                                              "connreset": "reset"}))
+            kinds.update(parsers.named_kinds(r["errors"], {"client-timo": "timeout", "connrefused": "refused",
+                                                           "connreset": "reset"}))
             return {"rps": r["rps"], "mean": r["reply_ms"], "p50": None, "p95": None, "p99": None, "errors": kinds,
                     "shortfall": httperf.shortfall(r, level)}
         r = {"ab": parsers.parse_ab, "hey": parsers.parse_hey, "wrk": parsers.parse_wrk}[self.tool](output)
         return {"rps": r["rps"], "mean": r.get("mean"), "p50": r.get("p50"), "p95": r.get("p95"), "p99": r.get("p99"),
-                "errors": {"ab": _ab_kinds, "hey": _hey_kinds, "wrk": _wrk_kinds}[self.tool](output)}
+                "errors": r["error_kinds"]}
 
 
 def _host_port(url):
@@ -85,65 +80,6 @@ def _host_port(url):
     if m is None:
         raise ValueError("not an http URL: %r" % url)
     return m.group(1), int(m.group(2) or 80)
-
-
-def _named(counts, names):
-    out = {}
-    for key, n in counts.items():
-        if n:
-            kind = names.get(key, "other")
-            out[kind] = out.get(kind, 0) + n
-    return out
-
-
-def _ab_kinds(text):
-    out = {}
-    m = re.search(r"^Non-2xx responses:\s*(\d+)", text, re.M)
-    if m and int(m.group(1)):
-        out["non-2xx"] = int(m.group(1))
-    m = re.search(r"\(Connect: (\d+), Receive: (\d+), Length: \d+, Exceptions: (\d+)\)", text)
-    if m:
-        out.update(_named({"connect": int(m.group(1)), "receive": int(m.group(2)), "other": int(m.group(3))},
-                          {"connect": "refused", "receive": "reset"}))
-    return out
-
-
-def classify(message):
-    """The kind of one error message of hey or Locust."""
-    m = re.search(r"\b([1-5]\d\d)\b (?:Client|Server) Error|status code:? ?([1-5]\d\d)", message)
-    if m:
-        return m.group(1) or m.group(2)
-    text = message.lower()
-    if "refused" in text:
-        return "refused"
-    if "reset" in text or "remotedisconnected" in text or "eof" in text:
-        return "reset"
-    if "timeout" in text or "timed out" in text or "deadline exceeded" in text:
-        return "timeout"
-    return "other"
-
-
-def _hey_kinds(text):
-    out = {}
-    for code, n in re.findall(r"^\s*\[(\d+)\]\s+(\d+) responses", text, re.M):
-        if not 200 <= int(code) < 400:
-            out[code] = out.get(code, 0) + int(n)
-    for n, message in re.findall(r"^\s*\[(\d+)\]\s+(.*)$", text.partition("Error distribution:")[2], re.M):
-        kind = classify(message)
-        out[kind] = out.get(kind, 0) + int(n)
-    return out
-
-
-def _wrk_kinds(text):
-    out = {}
-    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
-    if m:
-        out.update(_named(dict(zip(("connect", "read", "write", "timeout"), (int(x) for x in m.groups()))),
-                          {"connect": "refused", "read": "reset", "timeout": "timeout"}))
-    m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
-    if m and int(m.group(1)):
-        out["non-2xx"] = int(m.group(1))
-    return out
 
 
 def _locust(prefix, skip_s):
@@ -157,16 +93,9 @@ def _locust(prefix, skip_s):
     n = sum(r["requests"] for r in rows)
     if not rows or n == 0:
         raise ValueError("Locust completed no request (%s_seconds.csv)" % prefix)
-    errors = {}
-    path = prefix + "_failures.csv"
-    if os.path.exists(path):
-        with open(path, newline="") as f:
-            for r in csv.DictReader(f):
-                kind = classify(r.get("Error", ""))
-                errors[kind] = errors.get(kind, 0) + int(r.get("Occurrences") or 0)
     return {"rps": n / len(rows),
             "mean": sum((r["mean_ms"] or 0) * r["requests"] for r in rows) / n,
             "p50": report.median(r["p50_ms"] for r in rows if r["requests"]),
             "p95": report.median(r["p95_ms"] for r in rows if r["requests"]),
             "p99": report.median(r["p99_ms"] for r in rows if r["requests"]),
-            "errors": errors}
+            "errors": parsers.locust_error_kinds(prefix + "_failures.csv")}

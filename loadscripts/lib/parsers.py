@@ -9,6 +9,7 @@ result (the tool could not connect, gave up, or aborted) raises ValueError sayin
 
 import csv
 import json
+import os
 import math
 import re
 
@@ -78,6 +79,7 @@ def parse_wrk(text):
     m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
     res["status_errors"] = int(m.group(1)) if m else 0
     res["errors"] = res["socket_errors"] + res["status_errors"]
+    res["error_kinds"] = _wrk_kinds(text)
     m = re.search(r"^\s+Latency\s+(\S+)\s+\S+\s+(\S+)", text, re.M)
     # a max of 0: no latency was recorded (every request timed out), the 0s wrk prints are not times
     timed = m is not None and wrk_ms(m.group(2)) > 0
@@ -93,7 +95,11 @@ def _wrk_summary(d):
     sock = e["connect"] + e["read"] + e["write"] + e["timeout"]
     res = {"rps": d["rps"], "requests": d["requests"], "duration_s": d["duration_s"],
            "bytes": d["bytes"], "socket_errors": sock, "status_errors": e["status"],
-           "errors": sock + e["status"], "mean": d["latency_ms"]["mean"], "max": d["latency_ms"]["max"]}
+           "errors": sock + e["status"], "mean": d["latency_ms"]["mean"], "max": d["latency_ms"]["max"],
+           "error_kinds": named_kinds({"connect": e["connect"], "read": e["read"], "write": e["write"],
+                                       "timeout": e["timeout"], "status": e["status"]},
+                                      {"connect": "refused", "read": "reset", "timeout": "timeout",
+                                       "status": "non-2xx"})}
     # wrk's Lua histogram answers 0 for the 100th percentile: the max is the real one
     _percentile_keys(res, [(float(p), v) for p, v in d["percentiles"] if p < 100])
     return res
@@ -114,6 +120,7 @@ def parse_hey(text):
     res["socket_errors"] = sum(int(n) for n in re.findall(r"^\s*\[(\d+)\]\s", errors, re.M))
     res["status_errors"] = sum(n for c, n in codes.items() if not 200 <= c < 400)
     res["errors"] = res["socket_errors"] + res["status_errors"]
+    res["error_kinds"] = _hey_kinds(text)
     res["requests"] = sum(codes.values()) + res["socket_errors"]
     m = re.search(r"^\s*Total data:\s*(\d+) bytes", text, re.M)
     res["bytes"] = float(m.group(1)) if m else None
@@ -145,6 +152,7 @@ def parse_ab(text):
     m = re.search(r"^Non-2xx responses:\s*(\d+)", text, re.M)
     res["status_errors"] = int(m.group(1)) if m else 0
     res["errors"] = res["socket_errors"] + res["status_errors"]
+    res["error_kinds"] = _ab_kinds(text)
     m = re.search(r"^Total:\s+\d+\s+(\d+)\s+[\d.]+\s+\d+\s+(\d+)", text, re.M)
     res["mean"], res["max"] = (float(m.group(1)), float(m.group(2))) if m else (None, None)
     served = text.partition("Percentage of the requests served")[2]
@@ -268,3 +276,77 @@ def locust_history(path):
         rows = list(csv.DictReader(f))
     full = any(r.get("Name") != "Aggregated" for r in rows)
     return [r for r in rows if r.get("Name") == "Aggregated"], full
+
+
+# ---------------------------------------------------------------------------------------------
+# errors by kind: a status code ("404"; a class such as "5xx", or "non-2xx", when the tool counts
+# no more than that), "timeout", "refused", "reset", "other"
+
+def named_kinds(counts, names):
+    """{kind: n} from a tool's own error counters, renamed by `names` (others are "other")."""
+    out = {}
+    for key, n in counts.items():
+        if n:
+            kind = names.get(key, "other")
+            out[kind] = out.get(kind, 0) + n
+    return out
+
+
+def _ab_kinds(text):
+    out = {}
+    m = re.search(r"^Non-2xx responses:\s*(\d+)", text, re.M)
+    if m and int(m.group(1)):
+        out["non-2xx"] = int(m.group(1))
+    m = re.search(r"\(Connect: (\d+), Receive: (\d+), Length: \d+, Exceptions: (\d+)\)", text)
+    if m:
+        out.update(named_kinds({"connect": int(m.group(1)), "receive": int(m.group(2)), "other": int(m.group(3))},
+                          {"connect": "refused", "receive": "reset"}))
+    return out
+
+
+def classify(message):
+    """The kind of one error message of hey or Locust."""
+    m = re.search(r"\b([1-5]\d\d)\b (?:Client|Server) Error|status code:? ?([1-5]\d\d)|code=([1-5]\d\d)", message)
+    if m:
+        return m.group(1) or m.group(2) or m.group(3)
+    text = message.lower()
+    if "refused" in text:
+        return "refused"
+    if "reset" in text or "remotedisconnected" in text or "eof" in text:
+        return "reset"
+    if "timeout" in text or "timed out" in text or "deadline exceeded" in text:
+        return "timeout"
+    return "other"
+
+
+def _hey_kinds(text):
+    out = {}
+    for code, n in re.findall(r"^\s*\[(\d+)\]\s+(\d+) responses", text, re.M):
+        if not 200 <= int(code) < 400:
+            out[code] = out.get(code, 0) + int(n)
+    for n, message in re.findall(r"^\s*\[(\d+)\]\s+(.*)$", text.partition("Error distribution:")[2], re.M):
+        kind = classify(message)
+        out[kind] = out.get(kind, 0) + int(n)
+    return out
+
+
+def _wrk_kinds(text):
+    out = {}
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    if m:
+        out.update(named_kinds(dict(zip(("connect", "read", "write", "timeout"), (int(x) for x in m.groups()))),
+                          {"connect": "refused", "read": "reset", "timeout": "timeout"}))
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    if m and int(m.group(1)):
+        out["non-2xx"] = int(m.group(1))
+    return out
+
+def locust_error_kinds(path):
+    """{kind: n} from Locust's PREFIX_failures.csv (empty when the file is not there)."""
+    out = {}
+    if os.path.exists(path):
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                kind = classify(r.get("Error", ""))
+                out[kind] = out.get(kind, 0) + int(r.get("Occurrences") or 0)
+    return out

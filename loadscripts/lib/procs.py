@@ -41,9 +41,10 @@ def children_map():
     return kids
 
 
-def tree_pids(root):
-    """root and every process under it, as they are now ([] when root is gone)."""
-    kids = children_map()
+def tree_pids(root, kids=None):
+    """root and every process under it, as they are now ([] when root is gone); `kids` a
+    children_map() already taken, for callers that walk several trees at once."""
+    kids = children_map() if kids is None else kids
     out, pending = [], [root]
     while pending:
         pid = pending.pop()

@@ -25,6 +25,8 @@ import os
 import threading
 import time
 
+from . import procs
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 ACTIVE_SHARE = 0.05   # a thread that used less than this share of a core did not run during the step
 SAMPLE_EVERY = 0.25   # seconds between two looks at threads, queues and /metrics
@@ -34,46 +36,21 @@ TIERS = ("web", "lb", "db", "redis", "load")
 
 # -- processes ---------------------------------------------------------------------------------
 
-def _stat_fields(pid):
-    """Fields of /proc/PID/stat after the command name (index 0 = state), or None if gone."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            data = f.read()
-    except OSError:
-        return None
-    return data[data.rindex(")") + 2:].split()
-
-
-def children_of():
-    """{ppid: [pid, ...]} of every process now."""
-    kids = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            fields = _stat_fields(int(name))
-            if fields is not None:
-                kids.setdefault(int(fields[1]), []).append(int(name))
-    return kids
-
-
-def tree(pids, kids=None):
-    """The pids and all their descendants that are alive now."""
-    kids = children_of() if kids is None else kids
-    seen, todo = set(), [p for p in pids if p]
-    while todo:
-        p = todo.pop()
-        if p not in seen and os.path.exists("/proc/%d" % p):
-            seen.add(p)
-            todo.extend(kids.get(p, ()))
-    return seen
+def tree(roots, kids):
+    """The roots and all their descendants that are alive now (kids: procs.children_map())."""
+    out = set()
+    for root in roots:
+        out.update(procs.tree_pids(root, kids))
+    return out
 
 
 def cpu_seconds(pids):
     """User+system time of the processes, with what their reaped children left (cutime+cstime)."""
     total = 0
     for p in pids:
-        fields = _stat_fields(p)
-        if fields is not None:  # utime stime cutime cstime are fields 14-17 of stat, 11-14 here
-            total += sum(int(v) for v in fields[11:15])
+        st = procs.proc_stat(p)
+        if st is not None:
+            total += st[2] + st[3]
     return total / CLK_TCK
 
 
@@ -194,7 +171,7 @@ class Sampler:
         return tree(self.roots[tier], kids)
 
     def _look(self):
-        kids = children_of()
+        kids = procs.children_map()
         now_t = time.monotonic()
         interval = now_t - self._last_look if self._last_look is not None else 0.0
         self._last_look = now_t
@@ -219,7 +196,7 @@ class Sampler:
             self._look()
 
     def start(self):
-        kids = children_of()
+        kids = procs.children_map()
         self._t0 = time.monotonic()
         self._cpu0 = {t: cpu_seconds(self._pids(t, kids)) for t in TIERS}
         self._rusage0 = os.times()
@@ -234,7 +211,7 @@ class Sampler:
         self._stop.set()
         self._bg.join()
         self._look()
-        kids = children_of()
+        kids = procs.children_map()
         elapsed = time.monotonic() - self._t0
         usage = {}
         for t in TIERS:
@@ -280,12 +257,8 @@ class Sampler:
 # -- the lab's tiers ---------------------------------------------------------------------------
 
 def _pidfile(path):
-    try:
-        with open(path) as f:
-            pid = int(f.readline().strip())
-    except (OSError, ValueError):
-        return None
-    return pid if os.path.exists("/proc/%d" % pid) else None
+    pid = procs.read_pidfile(path)
+    return pid if pid is not None and procs.pid_alive(pid) else None
 
 
 def _tier_dir(path):

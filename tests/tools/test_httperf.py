@@ -1,20 +1,14 @@
 """loadscripts/lib/httperf.py on reports captured from real httperf runs here
 (tests/data/loadtools/httperf_*.txt: a clean run, client timeouts, refused connections, 404s)."""
 
-import os
-import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "loadscripts"))
-from lib import httperf  # noqa: E402
-
-DATA = os.path.join(HERE, "..", "data", "loadtools")
+from toolstest import read  # first: it puts loadscripts/lib on the path
+from lib import httperf  # noqa: I100
 
 
 def report(name):
-    with open(os.path.join(DATA, "httperf_%s.txt" % name)) as f:
-        return httperf.parse(f.read())
+    return httperf.parse(read("httperf_%s.txt" % name))
 
 
 class Parse(unittest.TestCase):

@@ -202,5 +202,26 @@ class Numbers(unittest.TestCase):
         self.assertEqual(parsers.number("1.5"), 1.5)
 
 
+class ErrorKinds(unittest.TestCase):
+    """Errors by kind (what loadscripts/steps prints), on the same captured outputs."""
+
+    def test_each_tool(self):
+        self.assertEqual(parsers.parse_ab(read("ab_non2xx.txt"))["error_kinds"], {"non-2xx": 300})
+        self.assertEqual(parsers.parse_hey(read("hey_non2xx.txt"))["error_kinds"], {"404": 200})
+        self.assertEqual(parsers.parse_hey(read("hey_refused.txt"))["error_kinds"], {"refused": 20})
+        self.assertEqual(parsers.parse_hey(read("hey_timeout.txt"))["error_kinds"], {"timeout": 8})
+        self.assertEqual(parsers.parse_wrk(read("wrk_non2xx.txt"))["error_kinds"], {"non-2xx": 52564})
+        self.assertEqual(parsers.parse_wrk(read("wrk_timeout.txt"))["error_kinds"], {"timeout": 8})
+        self.assertEqual(parsers.parse_wrk(read("wrk_latency.txt"))["error_kinds"], {})
+        self.assertEqual(parsers.locust_error_kinds(data("locust_failures.csv")), {"413": 146})
+        self.assertEqual(parsers.locust_error_kinds(data("locust_refused_failures.csv")), {"refused": 20})
+
+    def test_classify(self):
+        self.assertEqual(parsers.classify("HTTPError('503 Server Error: x')"), "503")
+        self.assertEqual(parsers.classify("ConnectionResetError(104, 'Connection reset by peer')"), "reset")
+        self.assertEqual(parsers.classify("ReadTimeout('timed out')"), "timeout")
+        self.assertEqual(parsers.classify("something else"), "other")
+
+
 if __name__ == "__main__":
     unittest.main()

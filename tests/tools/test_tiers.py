@@ -3,12 +3,11 @@ their own CPU (time.process_time), so the check holds however busy the machine i
 
 import os
 import subprocess
-import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "loadscripts"))
-from lib import tiers  # noqa: E402
+import toolstest  # noqa: F401 - puts loadscripts/lib on the path
+from lib import tiers  # noqa: E402,I100
 
 PY = "/usr/bin/python3"
 

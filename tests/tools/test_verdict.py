@@ -1,12 +1,10 @@
 """The verdict rules of loadscripts/lib/verdict.py on rows recorded from real steps (values as the
 sampler reported them on this machine), one per conclusion the write-ups drew."""
 
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "loadscripts"))
-from lib import verdict  # noqa: E402
+import toolstest  # noqa: F401 - puts loadscripts/lib on the path
+from lib import verdict  # noqa: E402,I100
 
 
 def row(level, rps, send_q=0, **busy):
