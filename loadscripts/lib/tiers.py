@@ -215,7 +215,8 @@ class Sampler:
         elapsed = time.monotonic() - self._t0
         usage = {}
         for t in TIERS:
-            if not self.roots[t]:
+            # a load tool run to its end inside the step is known by its rusage alone
+            if not self.roots[t] and not (t == "load" and self.load_rusage):
                 continue
             cpu = cpu_seconds(self._pids(t, kids)) - self._cpu0[t]
             if t == "load" and self.load_rusage:

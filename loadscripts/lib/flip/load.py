@@ -5,10 +5,9 @@ import json
 import os
 import shlex
 import subprocess
-import time
 
 from . import log
-from .. import LOADSCRIPTS, client, metrics, parsers, procs
+from .. import LOADSCRIPTS, client, metrics, parsers, procs, tiers, verdict
 from ..errors import RunError
 from ..tools import run_tool
 
@@ -215,17 +214,12 @@ def warm_up(args, target, scenario, label, base, token):
 
 
 def measure(args, target, scenario, label, rnd, token):
-    """One measured run: warm-up, then the load with the server's (and PostgreSQL's) CPU ticks
-    read before and after."""
+    """One measured run: warm-up, then the load with the tiers (sutlab, PostgreSQL, the load
+    tool) sampled as loadscripts/steps samples them, and the verdict of its rules."""
     base = os.path.join(target.out, "run%d-%s" % (rnd, label))
     warm_up(args, target, scenario, label, base, token)
     pids, pg = target.pids(), target.pg_pid()
-
-    def server_ticks():
-        vals = [procs.tree_ticks(p) for p in pids]
-        return sum(vals) if vals and None not in vals else None
-
-    c0, p0, t0 = server_ticks(), procs.tree_ticks(pg), time.monotonic()
+    sampler = tiers.Sampler({"web": pids, "db": [pg] if pg else []}, load_rusage=True).start()
     log("measuring %s (%g s, %s)" % (label, args.duration, args.tool))
     side = Probe(args, target.url, base) if args.probe else None
     try:
@@ -236,8 +230,9 @@ def measure(args, target, scenario, label, rnd, token):
     finally:
         if side is not None:
             side.wait()
-    wall = time.monotonic() - t0
-    r.update(cpu_shares(args, r, (c0, server_ticks()), (p0, procs.tree_ticks(pg)), wall))
+    usage, _ = sampler.stop()
+    r.update(cpu_shares(r, usage))
+    r["verdict"] = verdict.verdict({"level": 0, "rps": r["rps"], "tiers": usage})[0]
     if side is not None:
         r.update(side.result())
     r["build_flags"] = metrics.fetch_flags(target.url) or "(no sutlab_build_info)"
@@ -246,20 +241,14 @@ def measure(args, target, scenario, label, rnd, token):
     return r
 
 
-def cpu_shares(args, r, server, pg, wall):
-    """cpu_pct / cpu_us_req of the server and pg_pct / pg_us_req of PostgreSQL from (ticks before,
-    after); kb_req from the bytes. None where a count is unknown."""
-    secs = r.get("duration_s") or args.duration
+def cpu_shares(r, usage):
+    """cpu_pct / cpu_us_req of the server and pg_pct / pg_us_req of PostgreSQL from the sampled
+    tiers (tiers.Sampler); kb_req from the bytes. None where a tier was not measured."""
     n = max(1, r.get("requests") or 0)
     out = {k: None for k in ("cpu_pct", "cpu_us_req", "pg_pct", "pg_us_req")}
-    if None not in server and server[1] >= server[0]:
-        cpu_s = (server[1] - server[0]) / float(procs.CLK_TCK)
-        # Locust's duration is its own -t; its start-up lies inside the wall time
-        out["cpu_pct"] = 100.0 * cpu_s / (max(secs, wall) if args.tool == "locust" else secs)
-        out["cpu_us_req"] = cpu_s * 1e6 / n
-    if None not in pg and pg[1] >= pg[0]:
-        pg_s = (pg[1] - pg[0]) / float(procs.CLK_TCK)
-        out["pg_pct"] = 100.0 * pg_s / secs
-        out["pg_us_req"] = pg_s * 1e6 / n
+    for tier, pct, us in (("web", "cpu_pct", "cpu_us_req"), ("db", "pg_pct", "pg_us_req")):
+        if tier in usage:
+            out[pct] = 100.0 * usage[tier]["cores_used"]
+            out[us] = usage[tier]["cpu_s"] * 1e6 / n
     out["kb_req"] = (r["bytes"] / n / 1024.0) if r.get("bytes") else None
     return out

@@ -7,15 +7,22 @@ from ..report import fmt
 KEYS = ("rps", "p50", "p95", "p99", "kb_req", "cpu_pct", "cpu_us_req", "pg_pct", "pg_us_req",
         "probe_p50", "probe_p99")
 HEADER = ["run", "change", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors", "KB/resp",
-          "sutlab CPU %", "sutlab us/req", "pg CPU %", "pg us/req"]
+          "sutlab CPU %", "sutlab us/req", "pg CPU %", "pg us/req", "limits"]
 PROBE_HEADER = ["probe p50 ms", "probe p99 ms", "probe errors"]
 # (key, decimals) of the columns after errors, in the header's order
 COLUMNS = (("kb_req", 2), ("cpu_pct", 0), ("cpu_us_req", 1), ("pg_pct", 0), ("pg_us_req", 1))
 
 
+def verdicts(runs):
+    """The verdicts of a run's rounds (loadscripts/steps' rules, lib/verdict.py), the most
+    frequent first."""
+    seen = [r.get("verdict") for r in runs if r.get("verdict")]
+    return ", ".join(sorted(set(seen), key=lambda v: -seen.count(v))) or report.MISSING
+
+
 def run_row(label, change, m, runs, probe):
     row = [label, change, fmt(m["rps"], 0), fmt(m["p50"], 3), fmt(m["p95"], 3), fmt(m["p99"], 3),
-           str(m["errors"])] + [fmt(m[k], nd) for k, nd in COLUMNS]
+           str(m["errors"])] + [fmt(m[k], nd) for k, nd in COLUMNS] + [verdicts(runs)]
     if probe:
         perr = [r.get("probe_errors") for r in runs]
         row += [fmt(m["probe_p50"], 3), fmt(m["probe_p99"], 3),
@@ -26,7 +33,7 @@ def run_row(label, change, m, runs, probe):
 def ratio_row(on, off, probe):
     def x(k):
         return fmt(report.ratio(on[k], off[k]), 2, "x{}")
-    row = ["on/off", "", x("rps"), x("p50"), x("p95"), x("p99"), ""] + [x(k) for k, _ in COLUMNS]
+    row = ["on/off", "", x("rps"), x("p50"), x("p95"), x("p99"), ""] + [x(k) for k, _ in COLUMNS] + [""]
     return row + ([x("probe_p50"), x("probe_p99"), ""] if probe else [])
 
 
@@ -62,7 +69,8 @@ def text(args, plan, target, title, load_desc, results):
     if any(m["errors"] for m in meds.values()):
         lines.append("note: errors = socket errors + responses >= 400 (wrk), failures (Locust)")
     lines.append("CPU %: of one core, over the measured run; us/req: CPU microseconds per request; "
-                 "pg: PostgreSQL's processes")
+                 "pg: PostgreSQL's processes; limits: the tier loadscripts/steps' rules name for the run "
+                 "(loadscripts/README.md, steps)")
     return "\n".join(lines), meds
 
 
