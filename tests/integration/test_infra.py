@@ -31,6 +31,7 @@ import gzip
 import http.client
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -120,10 +121,13 @@ def counter(port, name, **labels):
 
 
 def two_free_ports():
-    """(front, backend base): base and base + 1 free, all three distinct."""
-    for _ in range(100):
-        front, base = free_port(), free_port()
-        if len({front, base, base + 1}) == 3 and base + 1 < 65536 and port_is_free(base + 1):
+    """(front, backend base): base and base + 1 free, all three distinct. The base is drawn below
+    the ephemeral range (32768 and up on Linux): next to a port the kernel just handed out, the
+    neighbour is often held by one of the thousands of TIME_WAIT sockets earlier tests leave."""
+    rnd = random.Random()
+    for _ in range(200):
+        front, base = free_port(), rnd.randrange(20000, 32000)
+        if len({front, base, base + 1}) == 3 and port_is_free(base) and port_is_free(base + 1):
             return front, base
     raise AssertionError("no free ports")
 
