@@ -5,8 +5,8 @@ one that cannot be ambiguous on two cores, with a wide margin; and its refusals.
   load  wrk whose Lua response() burns ~1.5 ms of CPU per response: its one thread is saturated
         while sutlab serves a few hundred /health_check a second;
   web   /work/cpu?ms=5 with --handler-mode inline and one worker: the worker is the bottleneck;
-  none  --db-mode sync --workers 1, PostgreSQL pinned to the other core, /stores/categories at 2
-        then 8 clients: one request at a time, neither tier saturated, rps flat.
+  none  one worker that blocks 20 ms per request (--handler-mode inline /work/sleep) at 2 then 8
+        clients: 50 req/s whatever the level, no tier busy: a concurrency limit.
 """
 
 import csv
@@ -17,8 +17,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import FreshDatabase  # noqa: E402
-from sutlab_testlib import Server, clean_env, migrate_and_seed, source_root  # noqa: E402
+from sutlab_testlib import Server, clean_env, source_root  # noqa: E402
 
 STEPS = os.path.join(source_root(), "loadscripts", "steps")
 SLOW_LUA = os.path.join(source_root(), "tests", "data", "slow_client.lua")
@@ -28,18 +27,6 @@ NO_DB = ["--db-url", "postgresql://127.0.0.1:1/none"]
 def steps(args, env=None, timeout=180):
     return subprocess.run(["/usr/bin/python3", STEPS] + list(args), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, timeout=timeout, env=clean_env(env))
-
-
-def postmaster_pid():
-    with open(os.path.join(os.environ["SUTLAB_TEST_PG_DATA"], "postmaster.pid")) as f:
-        return int(f.readline())
-
-
-def pin_tree(pid, cpus):
-    subprocess.run(["taskset", "-a", "-p", "-c", cpus, str(pid)], stdout=subprocess.DEVNULL, check=True)
-    for child in subprocess.run(["pgrep", "-P", str(pid)], stdout=subprocess.PIPE, text=True).stdout.split():
-        subprocess.run(["taskset", "-a", "-p", "-c", cpus, child], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
 
 
 class Verdicts(unittest.TestCase):
@@ -76,19 +63,16 @@ class Verdicts(unittest.TestCase):
             self.assertEqual(r["errors"], "0", text)
 
     def test_none(self):
-        pg = postmaster_pid()
-        with FreshDatabase() as url:
-            migrate_and_seed(url, bcrypt_cost=4)
-            with Server(workers=1, extra_args=["--db-url", url, "--db-mode", "sync"]) as srv:
-                pin_tree(pg, "1")
-                pin_tree(srv.proc.pid, "0")
-                try:
-                    rows, text = self.run_steps(srv, ["--tool", "ab", "--path", "/stores/categories",
-                                                      "--levels", "2,8"], db_pid=pg)
-                finally:
-                    pin_tree(pg, "0-%d" % (os.cpu_count() - 1))
-        self.assertEqual(rows[-1]["verdict"], "none", text)
-        self.assertEqual(rows[-1]["capacity_db"], "1", text)
+        """One blocking worker: every request waits 20 ms on the worker's thread without CPU, so
+        req/s is 50 whatever the clients and no tier is busy. (The write-up's own shape, --db-mode
+        sync --workers 1 with PostgreSQL pinned apart, is measured in loadscripts/README.md: its
+        flatness is within the noise of a shared two-core machine, too close for a test.)"""
+        with Server(workers=1, extra_args=NO_DB + ["--handler-mode", "inline", "--db-mode", "sync"]) as srv:
+            rows, text = self.run_steps(srv, ["--tool", "ab", "--path", "/work/sleep?ms=20", "--levels", "2,8"])
+        self.assertEqual([r["verdict"] for r in rows], ["below limits", "none"], text)
+        for r in rows:
+            self.assertLess(float(r["rps"]), 60, text)
+            self.assertLess(float(r["busy_web"]), 0.5, text)
 
 
 class Refusals(unittest.TestCase):
