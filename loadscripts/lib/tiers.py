@@ -8,8 +8,9 @@ step a Sampler reads, for each tier:
     left in cutime/cstime (PostgreSQL backends come and go with connections);
   - its capacity, in cores: the most threads that ran at the same time (each at least ACTIVE_SHARE
     of a core over one sampling interval), capped by the cores its cpuset allows. So a
-    single-threaded Redis, ab or Locust worker saturates at one core, sutlab at its busy workers, PostgreSQL at its busy backends,
-    and `taskset` pinning counts, without a table of which program has how many threads;
+    single-threaded Redis, ab or Locust worker saturates at one core, sutlab at its busy
+    workers, PostgreSQL at its busy backends, and `taskset` pinning counts, without a table of
+    which program has how many threads;
   - how busy it was against that capacity: its CPU time plus the time its threads were runnable
     but waited for a core (schedstat). On a shared machine a thread that wants a core all the
     time is saturated even when others got part of it;
