@@ -34,27 +34,19 @@ enum store_column {
     STORE_WITH_MENU_NCOLUMNS
 };
 
+/* the names of STORE_COLUMNS, for both lists below (one place to keep) */
+#define STORE_COLUMN_NAMES                                                                                             \
+    [STORE_ID] = "id", [STORE_NAME] = "name", [STORE_PHONE] = "phone", [STORE_ADDRESS] = "address",                    \
+    [STORE_OWNER_ID] = "owner_id", [STORE_OPEN_STATUS] = "open_status", [STORE_INTRODUCTION] = "introduction",         \
+    [STORE_CATEGORY_ID] = "category_id"
+
 static const char *const store_columns[STORE_NCOLUMNS + 1] = {
-    [STORE_ID] = "id",
-    [STORE_NAME] = "name",
-    [STORE_PHONE] = "phone",
-    [STORE_ADDRESS] = "address",
-    [STORE_OWNER_ID] = "owner_id",
-    [STORE_OPEN_STATUS] = "open_status",
-    [STORE_INTRODUCTION] = "introduction",
-    [STORE_CATEGORY_ID] = "category_id",
+    STORE_COLUMN_NAMES,
     [STORE_NCOLUMNS] = NULL,
 };
 
 static const char *const store_with_menu_columns[STORE_WITH_MENU_NCOLUMNS + 1] = {
-    [STORE_ID] = "id",
-    [STORE_NAME] = "name",
-    [STORE_PHONE] = "phone",
-    [STORE_ADDRESS] = "address",
-    [STORE_OWNER_ID] = "owner_id",
-    [STORE_OPEN_STATUS] = "open_status",
-    [STORE_INTRODUCTION] = "introduction",
-    [STORE_CATEGORY_ID] = "category_id",
+    STORE_COLUMN_NAMES,
     [MENU_ID] = "menu_id",
     [MENU_NAME] = "menu_name",
     [MENU_PRICE] = "menu_price",
