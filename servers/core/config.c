@@ -38,7 +38,7 @@ const char *const config_log_mode_names[] = {
     [CONFIG_LOG_OFF] = "off", [CONFIG_LOG_ACCESS] = "access", [CONFIG_LOG_VERBOSE] = "verbose", NULL};
 const char *const config_db_mode_names[] = {[CONFIG_DB_ASYNC] = "async", [CONFIG_DB_SYNC] = "sync", NULL};
 const char *const config_handler_mode_names[] = {
-    [CONFIG_HANDLER_OFFLOAD] = "offload", [CONFIG_HANDLER_INLINE] = "inline", NULL};
+    [CONFIG_HANDLER_OFFLOAD] = "offload", [CONFIG_HANDLER_INLINE] = "inline", [CONFIG_HANDLER_POOL] = "pool", NULL};
 
 static const flag_def_t flag_defs[] = {
     {"listen", FLAG_ADDR_LIST, offsetof(config_t, listen), 0, 0, 0, NULL, "HOST:PORT", "0.0.0.0:8080",
@@ -87,10 +87,11 @@ static const flag_def_t flag_defs[] = {
     {"bcrypt-cost", FLAG_INT, offsetof(config_t, bcrypt_cost), 0, 4, 31, NULL, "N", "10",
      "bcrypt cost of password hashes at register/login (Laravel's default is 10)", 1},
     {"offload-threads", FLAG_INT, offsetof(config_t, offload_threads), 0, 0, 256, NULL, "N", "0 (= workers)",
-     "threads for CPU-heavy work off the event loops (bcrypt in async mode, /work/cpu with --handler-mode offload)", 1},
+     "threads for CPU-heavy work off the event loops (bcrypt in async mode, /work/* with --handler-mode offload|pool)", 1},
     {"handler-mode", FLAG_CHOICE, offsetof(config_t, handler_mode), 0, 0, 0, config_handler_mode_names,
-     "inline|offload", "offload",
-     "inline: /work/* runs on the event-loop thread, stalling its worker; offload: CPU on the pool, waits on timers",
+     "inline|offload|pool", "offload",
+     "inline: /work/* runs on the event-loop thread, stalling its worker; offload: CPU on the pool, waits on timers; "
+     "pool: CPU and waits each hold one of the --offload-threads threads",
      1},
     {"tls-listen", FLAG_ADDR, offsetof(config_t, tls_listen), offsetof(config_t, has_tls_listen), 0, 0,
      NULL, "HOST:PORT",

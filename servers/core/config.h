@@ -34,6 +34,7 @@ typedef enum config_db_mode {
 typedef enum config_handler_mode {
     CONFIG_HANDLER_OFFLOAD = 0, /* CPU work on the offload pool, waits on timers */
     CONFIG_HANDLER_INLINE,      /* everything on the event-loop thread (the spray case) */
+    CONFIG_HANDLER_POOL,        /* CPU and waits block a thread of the bounded pool (a Future) */
 } config_handler_mode_t;
 
 typedef struct config {

@@ -50,10 +50,10 @@ int backends_attach(backends_t *b)
     const config_t *cfg = b->server->cfg;
     /* Two users of the pool: async db mode moves bcrypt off the loops (sync
      * mode blocks a worker on everything, bcrypt included, like a php-fpm
-     * child, so it has no use for it), and --handler-mode offload runs
-     * /work/cpu there whatever the db mode, the two flags being separate
+     * child, so it has no use for it), and --handler-mode offload|pool runs
+     * the /work/ endpoints there whatever the db mode, the two flags being separate
      * cases. Without either, no thread is started. */
-    if ((cfg->db_mode == CONFIG_DB_ASYNC || cfg->handler_mode == CONFIG_HANDLER_OFFLOAD) &&
+    if ((cfg->db_mode == CONFIG_DB_ASYNC || cfg->handler_mode != CONFIG_HANDLER_INLINE) &&
         (b->offload = offload_pool_create(cfg->offload_threads > 0 ? cfg->offload_threads : cfg->workers)) == NULL)
         return -1;
     for (size_t i = 0; i < b->registry.n; i++)

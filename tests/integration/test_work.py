@@ -64,10 +64,12 @@ def listen_overflows():
 
 
 class Background:
-    """A request running on its own connection in a thread; .result is (seconds, status, body)."""
+    """A request running on its own connection in a thread; .result is (seconds, status, body),
+    .finished the monotonic time it was answered."""
 
     def __init__(self, srv, path):
         self.result = None
+        self.finished = None
         self.error = None
         self.thread = threading.Thread(target=self._run, args=(srv, path), daemon=True)
         self.thread.start()
@@ -75,6 +77,7 @@ class Background:
     def _run(self, srv, path):
         try:
             self.result = timed_get(srv, path, timeout=60)
+            self.finished = time.monotonic()
         except Exception as e:  # reported by join()
             self.error = e
 
@@ -254,6 +257,32 @@ class HandlerModes(unittest.TestCase):
             self.assertLess(health, 0.1)
             self.assertGreaterEqual(total, 0.6, "two burns on one pool thread overlapped")
 
+    def test_pool_keeps_the_loop_free(self):
+        # in sync db mode too: pool mode alone must start the pool
+        self.check_mode("pool", ["--db-mode", "sync"])
+
+    def test_pool_capacity_is_threads_over_the_block(self):
+        # the write-up's Future: 2 s blocks on a 3-thread pool serve 3 requests every 2 s; six at
+        # once finish in two waves, at 2 s and at 4 s, while the loop answers at once
+        threads, block_ms = 3, 2000
+        with Server(workers=1, extra_args=NO_DB + ["--handler-mode", "pool", "--offload-threads", str(threads)]) as srv:
+            t0 = time.monotonic()
+            sleepers = [Background(srv, "/work/sleep?ms=%d" % block_ms) for _ in range(2 * threads)]
+            time.sleep(0.2)
+            health, status, _ = timed_get(srv, "/health_check")
+            self.assertEqual(status, 200)
+            self.assertLess(health, 0.1, "a blocked pool delayed the loop")
+            done = []
+            for bg in sleepers:
+                bg.join()
+                done.append(bg.finished - t0)
+            for bg in sleepers:
+                self.assertEqual((bg.result[1], bg.result[2]), (200, {"ms": block_ms, "mode": "pool"}))
+            done.sort()
+            first, second = done[:threads], done[threads:]
+            self.assertTrue(all(2.0 <= t < 3.0 for t in first), done)
+            self.assertTrue(all(4.0 <= t < 5.0 for t in second), done)
+
     def test_environment_fallback(self):
         with Server(workers=1, extra_args=NO_DB, env={"SUTLAB_HANDLER_MODE": "inline"}) as srv:
             status, _, body = json_get(srv, "/work/sleep?ms=1")
@@ -264,7 +293,7 @@ class HandlerModes(unittest.TestCase):
         self.assertEqual(rc, 2, err)
         self.assertEqual(len(err.strip().splitlines()), 1, err)
         self.assertIn("--handler-mode", err)
-        self.assertIn("inline|offload", err)
+        self.assertIn("inline|offload|pool", err)
 
 
 class Drain(unittest.TestCase):

@@ -14,6 +14,12 @@
 
 #define WORK_MAX_MS 60000
 
+/* A request's work on the pool: how long, and the mode its reply names. */
+typedef struct work_job {
+    int ms;
+    config_handler_mode_t mode;
+} work_job_t;
+
 typedef struct sleeper {
     delay_t delay;
     request_handle_t *handle; /* the request may be gone when the timer fires */
@@ -61,39 +67,54 @@ static void sleep_blocking(int ms)
         ;
 }
 
-/* --- GET /work/cpu -------------------------------------------------------- */
+/* --- on the pool (offload and pool modes) -------------------------------- */
 
 static void on_burn(void *arg)
 {
-    cpuburn_ns((uint64_t)*(int *)arg * 1000000u);
+    cpuburn_ns((uint64_t)((work_job_t *)arg)->ms * 1000000u);
 }
 
-static void on_burned(request_t *rq, void *arg)
+static void on_nap(void *arg)
 {
-    int ms = *(int *)arg;
+    sleep_blocking(((work_job_t *)arg)->ms);
+}
+
+static void on_job_done(request_t *rq, void *arg)
+{
+    work_job_t job = *(work_job_t *)arg;
     free(arg);
     if (rq != NULL)
-        respond_done(rq->req, ms, CONFIG_HANDLER_OFFLOAD);
+        respond_done(rq->req, job.ms, job.mode);
 }
+
+static void run_on_pool(request_t *rq, offload_work_fn work, int ms, config_handler_mode_t mode)
+{
+    work_job_t *job = malloc(sizeof(*job));
+    if (job == NULL)
+        h2o_fatal("out of memory");
+    job->ms = ms;
+    job->mode = mode;
+    offload_run(rq->worker->offload_pool, rq->worker->offload, rq, work, on_job_done, job);
+}
+
+/* --- GET /work/cpu -------------------------------------------------------- */
 
 static int on_cpu(h2o_req_t *req, request_t *rq)
 {
     server_worker_t *w = rq->worker;
-    int ms = read_ms(rq), *arg;
+    config_handler_mode_t mode = w->server->cfg->handler_mode;
+    int ms = read_ms(rq);
 
     if (ms < 0)
         return 0;
-    /* the data layer creates the pool whenever handler mode is offload; the
-     * reply names the mode that actually ran, should that ever be wrong */
-    if (w->server->cfg->handler_mode == CONFIG_HANDLER_INLINE || w->offload_pool == NULL) {
+    /* the data layer creates the pool whenever handler mode is not inline;
+     * the reply names the mode that actually ran, should that ever be wrong */
+    if (mode == CONFIG_HANDLER_INLINE || w->offload_pool == NULL) {
         cpuburn_ns((uint64_t)ms * 1000000u);
         respond_done(req, ms, CONFIG_HANDLER_INLINE);
         return 0;
     }
-    if ((arg = malloc(sizeof(*arg))) == NULL)
-        h2o_fatal("out of memory");
-    *arg = ms;
-    offload_run(w->offload_pool, w->offload, rq, on_burn, on_burned, arg);
+    run_on_pool(rq, on_burn, ms, mode);
     return 0;
 }
 
@@ -116,9 +137,13 @@ static int on_sleep(h2o_req_t *req, request_t *rq)
 
     if (ms < 0)
         return 0;
-    if (w->server->cfg->handler_mode == CONFIG_HANDLER_INLINE) {
+    if (w->server->cfg->handler_mode == CONFIG_HANDLER_INLINE || w->offload_pool == NULL) {
         sleep_blocking(ms);
         respond_done(req, ms, CONFIG_HANDLER_INLINE);
+        return 0;
+    }
+    if (w->server->cfg->handler_mode == CONFIG_HANDLER_POOL) {
+        run_on_pool(rq, on_nap, ms, CONFIG_HANDLER_POOL);
         return 0;
     }
     /* A request that goes away meanwhile (HTTP/2 reset) keeps its timer
