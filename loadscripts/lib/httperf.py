@@ -2,8 +2,8 @@
 answered, as vegeta's -rate does), and its report parsed.
 
 httperf is select()-based and polls its timers: it shows as busy on its core whatever the rate, so
-its CPU says nothing about saturation. What does is the rate it achieved against the rate it was
-asked for (`shortfall`).
+its CPU says nothing about saturation. What does is the arrivals it could not send (fd-unavail:
+more connections in flight than select() holds). loadscripts/spray (lib/spray.py) runs it.
 """
 
 import re
@@ -13,12 +13,20 @@ ERROR_KINDS = ("client-timo", "socket-timo", "connrefused", "connreset", "fd-una
                "ftab-full", "other")
 
 
-def command(host, port, uri, rate, duration, timeout):
+def command(host, port, uri, rate, duration, timeout, detail=False, client=None):
     """The httperf command line: `rate` new connections per second, one request each, for
-    `duration` seconds; a request unanswered after `timeout` seconds is a client timeout."""
+    `duration` seconds; a request unanswered after `timeout` seconds is a client timeout.
+    detail: also the lifetime histogram (-v -v: 1 ms bins, the latencies) and every reply's
+    status line (--print-reply=header: the codes, where the report has only classes).
+    client (I, N): this is process I of N sharing the load (httperf --client)."""
     num = max(1, int(round(rate * duration)))
-    return ["httperf", "--hog", "--server", host, "--port", str(port), "--uri", uri, "--rate", str(rate),
+    argv = ["httperf", "--hog", "--server", host, "--port", str(port), "--uri", uri, "--rate", "%g" % rate,
             "--num-conns", str(num), "--num-calls", "1", "--timeout", str(timeout)]
+    if detail:
+        argv += ["-v", "-v", "--print-reply=header"]
+    if client is not None:
+        argv += ["--client", "%d/%d" % client]
+    return argv
 
 
 def _num(pattern, text, cast=float):
@@ -46,6 +54,8 @@ def parse(text):
             if name != "total":
                 errors[name] = int(n)
     return {
+        "lifetimes_ms": _histogram(text),
+        "codes": _codes(text),
         "connections": conns,
         "requests": requests,
         "replies": replies,
@@ -59,7 +69,27 @@ def parse(text):
     }
 
 
-def shortfall(report, rate):
-    """How far the achieved connection rate fell short of the asked one (0 = kept up, 1 = none)."""
-    achieved = report.get("connection_rate") or 0.0
-    return max(0.0, 1.0 - achieved / rate) if rate > 0 else 0.0
+def _histogram(text):
+    """{bin centre in ms: connections} of the "Connection lifetime histogram" (-v -v): the
+    connections that got their reply, in 1 ms bins; {} without it."""
+    head = text.find("Connection lifetime histogram")
+    if head < 0:
+        return {}
+    out = {}
+    for line in text[head:].splitlines()[1:]:
+        m = re.match(r"^\s+([\d.]+) (\d+)$", line)
+        if m:
+            out[float(m.group(1))] = out.get(float(m.group(1)), 0) + int(m.group(2))
+        elif line.strip() not in ("", ":"):
+            break
+    return out
+
+
+def _codes(text):
+    """{status code: replies} from the status lines --print-reply=header prints ("RH12:HTTP/1.1
+    200 OK"); {} without them."""
+    out = {}
+    for code in re.findall(r"^RH\d+:HTTP/\d\.\d (\d{3})", text, re.M):
+        out[int(code)] = out.get(int(code), 0) + 1
+    return out
+

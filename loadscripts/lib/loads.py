@@ -6,13 +6,15 @@ ms, and the errors by kind (parsers.py reads them). What each tool can tell:
   hey      every status code; refused / reset / timeout from its error distribution
   wrk      non-2xx (no codes); connect errors (refused), read errors (reset), timeouts
   locust   every status code and exception, from PREFIX_failures.csv
-  httperf  2xx..5xx classes; client timeouts, refused, reset
+  httperf  every status code; timeouts, refused, reset/EOF, unsent (run through
+           loadscripts/spray: as many httperf processes as the rate needs, vegeta's figures)
 """
 
+import json
 import os
 import re
 
-from . import httperf, parsers, report
+from . import LOADSCRIPTS, parsers, report
 
 TOOLS = ("ab", "hey", "wrk", "locust", "httperf")
 AB_MAX_RPS = 200000  # more than ab reaches on one core
@@ -48,8 +50,9 @@ class Load:
                     "--latency"]
             return argv + (["-s", self.script] if self.script else []) + [target]
         if self.tool == "httperf":
-            host, port = _host_port(self.url)
-            return httperf.command(host, port, self.path, level, seconds, self.timeout)
+            _host_port(self.url)  # spray takes plain http only, as httperf does
+            return ["/usr/bin/python3", os.path.join(LOADSCRIPTS, "spray"), "--url", self.url, "--path", self.path,
+                    "--rate", str(level), "--duration", str(seconds), "--timeout", str(self.timeout), "--json"]
         argv = ["/usr/bin/locust", "-f", ",".join(self.locustfiles), "--headless", "--host", self.url,
                 "-u", str(level), "-r", str(level), "-t", "%ds" % seconds, "--only-summary",
                 # failed requests are errors of the row, counted by kind, not a failed tool
@@ -66,12 +69,7 @@ class Load:
         if self.tool == "locust":
             return _locust(os.path.join(self.out_dir, tag), skip_s)
         if self.tool == "httperf":
-            r = httperf.parse(output)
-            kinds = {cls: n for cls, n in r["status"].items() if cls not in ("1xx", "2xx", "3xx") and n}
-            kinds.update(parsers.named_kinds(r["errors"], {"client-timo": "timeout", "connrefused": "refused",
-                                                           "connreset": "reset"}))
-            return {"rps": r["rps"], "mean": r["reply_ms"], "p50": None, "p95": None, "p99": None, "errors": kinds,
-                    "shortfall": httperf.shortfall(r, level)}
+            return _spray(output)
         r = {"ab": parsers.parse_ab, "hey": parsers.parse_hey, "wrk": parsers.parse_wrk}[self.tool](output)
         return {"rps": r["rps"], "mean": r.get("mean"), "p50": r.get("p50"), "p95": r.get("p95"), "p99": r.get("p99"),
                 "errors": r["error_kinds"]}
@@ -82,6 +80,23 @@ def _host_port(url):
     if m is None:
         raise ValueError("not an http URL: %r" % url)
     return m.group(1), int(m.group(2) or 80)
+
+
+def _spray(output):
+    """loadscripts/spray's JSON line: rps counts the replies of any status, as the other tools do;
+    errors are the codes of 400 and up and the failures by kind; `success` is vegeta's ratio and
+    `shortfall` the share of arrivals the generator could not send (its own limit)."""
+    line = next((ln for ln in reversed(output.splitlines()) if ln.startswith("{")), None)
+    if line is None:
+        raise ValueError("loadscripts/spray printed no summary")
+    s = json.loads(line)
+    codes = {int(c) if c.isdigit() else c: n for c, n in s["codes"].items()}
+    replies = sum(n for c, n in codes.items() if c != 0)
+    errors = {str(c): n for c, n in codes.items() if c != 0 and (not isinstance(c, int) or c >= 400)}
+    errors.update(s["errors"])
+    return {"rps": replies / s["duration_s"] if s["duration_s"] else 0.0, "mean": s["mean"], "p50": s["p50"],
+            "p95": s["p95"], "p99": s["p99"], "errors": errors, "success": s["success"],
+            "shortfall": s["unsent"] / float(s["requests"]) if s["requests"] else 0.0}
 
 
 def _locust(prefix, skip_s):

@@ -13,7 +13,7 @@ import time
 
 from . import metrics, procs, report, tiers, verdict
 
-CSV_COLUMNS = ("level", "rps", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "errors", "verdict", "reason")
+CSV_COLUMNS = ("level", "rps", "success", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "errors", "verdict", "reason")
 OPEN_SHORTFALL = 0.05  # an open-model tool that started fewer arrivals than asked by this much is saturated
 
 
@@ -109,21 +109,30 @@ def _tier_cells(row, tier):
 
 
 def markdown(rows, tier_names):
-    header = ["level", "req/s", "mean ms", "p50 ms", "p99 ms", "errors"] + \
+    # the success ratio where the tool gives it (the open model's, vegeta's figure)
+    ok_col = any("success" in r for r in rows)
+    header = ["level", "req/s"] + (["ok %"] if ok_col else []) + ["mean ms", "p50 ms", "p99 ms", "errors"] + \
              ["cpu %s" % t for t in tier_names] + ["Send-Q", "listen q", "overflows", "conns", "lag ms", "verdict"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         if r.get("failed"):
             cells = [str(r["level"])] + ["failed: %s" % r.get("error", "")] + [""] * (len(header) - 2)
         else:
-            cells = [str(r["level"]), report.fmt(r.get("rps"), 0), report.fmt(r.get("mean")), report.fmt(r.get("p50")),
-                     report.fmt(r.get("p99")), _errors_text(r.get("errors"))]
+            cells = [str(r["level"]), report.fmt(r.get("rps"), 0)]
+            if ok_col:
+                cells.append(report.fmt(_pct(r.get("success")), 1))
+            cells += [report.fmt(r.get("mean")), report.fmt(r.get("p50")), report.fmt(r.get("p99")),
+                      _errors_text(r.get("errors"))]
             cells += [_tier_cells(r, t) for t in tier_names]
             cells += [report.fmt(_kib(r.get("send_q")), 0, "{} KiB"), report.fmt(r.get("listen_q"), 0),
                       report.fmt(r.get("overflows"), 0), report.fmt(r.get("connections"), 0),
                       report.fmt(_ms(r.get("loop_lag_s")), 1), "**%s**" % r.get("verdict")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _pct(v):
+    return None if v is None else v * 100.0
 
 
 def _kib(v):
@@ -142,7 +151,7 @@ def write_csv(rows, tier_names, path):
                    ["send_q", "recv_q", "listen_q", "overflows", "connections", "loop_lag_s", "failed"])
         for r in rows:
             u = r.get("tiers", {})
-            w.writerow([r["level"], r.get("rps"), r.get("mean"), r.get("p50"), r.get("p95"), r.get("p99"),
+            w.writerow([r["level"], r.get("rps"), r.get("success"), r.get("mean"), r.get("p50"), r.get("p95"), r.get("p99"),
                         _errors_text(r.get("errors")), r.get("verdict"), r.get("reason")] +
                        [round(u[t]["cores_used"] * 100, 1) if t in u else "" for t in tier_names] +
                        [u[t]["capacity"] if t in u else "" for t in tier_names] +

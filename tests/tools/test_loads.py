@@ -33,11 +33,25 @@ class Commands(unittest.TestCase):
         self.assertEqual(argv[argv.index("-f") + 1], "a.py,b.py")
         self.assertEqual(argv[argv.index("--tags") + 1:argv.index("--tags") + 3], ["x", "y"])
 
-    def test_httperf_rate(self):
+    def test_httperf_rate_goes_through_spray(self):
         argv = loads.Load("httperf", "http://127.0.0.1:9", path="/p", timeout=30).command(100, 3, "t")
+        self.assertTrue(argv[1].endswith("loadscripts/spray"), argv)
         self.assertEqual(argv[argv.index("--rate") + 1], "100")
-        self.assertEqual(argv[argv.index("--num-conns") + 1], "300")
-        self.assertEqual(argv[argv.index("--port") + 1], "9")
+        self.assertEqual(argv[argv.index("--duration") + 1], "3")
+        self.assertEqual(argv[argv.index("--timeout") + 1], "30")
+        self.assertEqual(argv[argv.index("--url") + 1], "http://127.0.0.1:9")
+        self.assertIn("--json", argv)
+
+    def test_spray_summary_is_a_row(self):
+        out = ('spray: ...\n{"codes": {"0": 30, "200": 60, "502": 10}, "duration_s": 10.0, "errors": '
+               '{"refused": 20, "timeout": 10}, "mean": 5.0, "p50": 4.0, "p95": 9.0, "p99": 12.0, '
+               '"requests": 100, "success": 0.6, "unsent": 0}\n')
+        r = loads.Load("httperf", "http://h:1").result(out, "t", 10)
+        self.assertAlmostEqual(r["rps"], 7.0)  # replies of any status over the test
+        self.assertEqual(r["errors"], {"502": 10, "refused": 20, "timeout": 10})
+        self.assertEqual((r["success"], r["shortfall"], r["p99"]), (0.6, 0.0, 12.0))
+        with self.assertRaises(ValueError):
+            loads.Load("httperf", "http://h:1").result("httperf: died\n", "t", 10)
 
     def test_unknown_tool(self):
         with self.assertRaises(ValueError):

@@ -1,0 +1,183 @@
+"""spray: an open-model load, reported as vegeta reports it. vegeta (`attack -rate=100
+-duration=30s`, the spray write-up's tool) is not in Debian; httperf is, and sends at a fixed
+rate whether or not earlier requests were answered, which is what makes the model open.
+
+What httperf lacks is made up here:
+- it is select()-based, so one process holds at most FD_SETSIZE (1024) connections; a rate that
+  needs more in flight (rate x timeout) is shared by as many processes as it takes, each sending
+  rate/N (httperf --client I/N), and their reports are added up;
+- latencies: httperf prints no percentiles, but -v -v prints a lifetime histogram in 1 ms bins
+  of the connections that got a reply; a timed-out request counts at the timeout, as vegeta
+  records it; refused and reset ones are left out (httperf does not say when they failed);
+- status codes: its report has classes only (5xx); every reply's status line
+  (--print-reply=header) gives the codes, so a proxy's 502 is told from its 504.
+httperf counts a connection closed without a reply (vegeta's "EOF") as connreset: the two are
+one kind here, "reset/EOF".
+"""
+
+import json
+import math
+import os
+import subprocess
+import time
+
+from . import httperf, procs, stats
+from .errors import RunError
+
+FD_BUDGET = 900  # connections one httperf process may hold: FD_SETSIZE, less its own descriptors
+ERROR_NAMES = {"connrefused": "refused", "client-timo": "timeout", "connreset": "reset/EOF",
+               "fd-unavail": "unsent", "addrunavail": "unsent", "ftab-full": "unsent", "socket-timo": "timeout",
+               "other": "other"}
+
+
+def processes_for(rate, timeout):
+    """How many httperf processes hold `rate` arrivals a second that may each stay `timeout` s."""
+    return max(1, int(math.ceil(rate * timeout / float(FD_BUDGET))))
+
+
+def commands(host, port, uri, rate, duration, timeout):
+    n = processes_for(rate, timeout)
+    return [httperf.command(host, port, uri, rate / float(n), duration, timeout, detail=True, client=(i, n))
+            for i in range(n)]
+
+
+def run(host, port, uri, rate, duration, timeout, log=None):
+    """The attack: every process started together and waited for; their merged report. `log`, a
+    file, gets each process's command and output. RunError if one fails to report."""
+    argvs = commands(host, port, uri, rate, duration, timeout)
+    started = time.monotonic()
+    running = [subprocess.Popen(a, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, preexec_fn=procs.die_with_parent) for a in argvs]
+    reports = []
+    for argv, proc in zip(argvs, running):
+        out, _ = proc.communicate(timeout=duration + timeout + 60)
+        if log is not None:
+            log.write("$ %s\n%s\n" % (" ".join(argv), out))
+        try:
+            reports.append(httperf.parse(out))
+        except ValueError as e:
+            raise RunError("httperf exited with status %s: %s" % (proc.returncode, e))
+    merged = merge(reports)
+    merged["wall_s"] = time.monotonic() - started
+    return merged
+
+
+def merge(reports):
+    """One report from several processes' (httperf.parse): counts added, histograms and codes
+    added, the test duration the longest."""
+    out = {"connections": 0, "requests": 0, "replies": 0, "status": {}, "errors": {}, "codes": {},
+           "lifetimes_ms": {}, "duration_s": 0.0, "processes": len(reports)}
+    for r in reports:
+        for k in ("connections", "requests", "replies"):
+            out[k] += r[k]
+        for k in ("status", "errors", "codes", "lifetimes_ms"):
+            for key, n in r[k].items():
+                out[k][key] = out[k].get(key, 0) + n
+        out["duration_s"] = max(out["duration_s"], r["duration_s"])
+    return out
+
+
+def summary(report, rate, duration, timeout):
+    """vegeta's report of a merged httperf report: requests, rate, throughput, success ratio,
+    latencies (ms) mean/p50/p95/p99/max, status codes (0 = no reply) and errors by kind."""
+    sent = report["connections"]
+    errors = {}
+    for name, n in report["errors"].items():
+        if n:
+            kind = ERROR_NAMES.get(name, name)
+            errors[kind] = errors.get(kind, 0) + n
+    codes = dict(report["codes"])
+    if not codes:  # no status lines: the classes (a 5xx stays a class)
+        codes = {cls: n for cls, n in report["status"].items() if n}
+    answered = sum(codes.values())
+    if sent - answered > 0:
+        codes[0] = sent - answered
+    ok = sum(n for c, n in codes.items() if isinstance(c, int) and 200 <= c < 400) + \
+        sum(n for c, n in codes.items() if c in ("2xx", "3xx"))
+    lat = dict(report["lifetimes_ms"])
+    timeouts = errors.get("timeout", 0)
+    if timeouts:
+        lat[timeout * 1000.0] = lat.get(timeout * 1000.0, 0) + timeouts
+    n_lat = sum(lat.values())
+    return {
+        "requests": sent,
+        "rate": sent / float(duration) if duration else None,
+        "asked_rate": rate,
+        "throughput": ok / report["duration_s"] if report["duration_s"] else 0.0,
+        "success": ok / float(sent) if sent else 0.0,
+        "mean": sum(v * n for v, n in lat.items()) / n_lat if n_lat else None,
+        "p50": stats.counts_percentile(lat, 50),
+        "p95": stats.counts_percentile(lat, 95),
+        "p99": stats.counts_percentile(lat, 99),
+        "max": max(lat) if lat else None,
+        "codes": codes,
+        "errors": errors,
+        "unsent": errors.get("unsent", 0),
+        "duration_s": report["duration_s"],
+        "processes": report.get("processes", 1),
+    }
+
+
+def _seconds(ms):
+    if ms is None:
+        return "-"
+    return "%.3fs" % (ms / 1000.0) if ms >= 1000 else "%.3fms" % ms
+
+
+def text(s, duration):
+    """The summary as vegeta's `report` prints it."""
+    codes = "  ".join("%s:%d" % (c, n) for c, n in sorted(s["codes"].items(), key=lambda kv: str(kv[0])))
+    lines = [
+        "Requests      [total, rate, throughput]  %d, %.2f, %.2f" % (s["requests"], s["rate"] or 0, s["throughput"]),
+        "Duration      [attack, wait]             %ds, %.1fs" % (duration, max(0.0, s["duration_s"] - duration)),
+        "Latencies     [mean, 50, 95, 99, max]    %s" % ", ".join(_seconds(s[k]) for k in
+                                                                   ("mean", "p50", "p95", "p99", "max")),
+        "Success       [ratio]                    %.2f%%" % (100.0 * s["success"]),
+        "Status Codes  [code:count]               %s" % codes,
+        "Error Set:",
+    ]
+    lines += ["  %s: %d" % (k, n) for k, n in sorted(s["errors"].items())] or ["  (none)"]
+    if s["processes"] > 1:
+        lines.append("(%d httperf processes, %.4g req/s each: one holds at most %d connections)"
+                     % (s["processes"], s["asked_rate"] / s["processes"], FD_BUDGET))
+    return "\n".join(lines)
+
+
+def json_line(s):
+    return json.dumps(dict(s, codes={str(k): v for k, v in s["codes"].items()}), sort_keys=True)
+
+
+# -- the kernel's answer to a full accept queue ---------------------------------------------------
+
+ABORT_SYSCTL = "net.ipv4.tcp_abort_on_overflow"
+
+
+class AbortOnOverflow:
+    """net.ipv4.tcp_abort_on_overflow=1 for the run, in the network namespace `netns` (None: this
+    one), and its old value back afterwards. With the default 0 the kernel drops the handshake's
+    last ACK when the accept queue is full and the client retries until it times out; with 1 it
+    answers RST, which is the write-up's "connection reset by peer". The setting is per network
+    namespace: in the netns lab it touches the web namespace only."""
+
+    def __init__(self, netns=None):
+        self.prefix = ["ip", "netns", "exec", netns] if netns else []
+        self.old = None
+
+    def _sysctl(self, *args):
+        proc = subprocess.run(self.prefix + ["sysctl", "-n"] + list(args), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=10)
+        if proc.returncode != 0:
+            why = "root is needed" if os.geteuid() != 0 else "sysctl failed"
+            raise RunError("cannot set %s (%s): %s" % (ABORT_SYSCTL, why, proc.stdout.strip()))
+        return proc.stdout.strip()
+
+    def __enter__(self):
+        self.old = self._sysctl(ABORT_SYSCTL)
+        self._sysctl("-w", "%s=1" % ABORT_SYSCTL)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            self._sysctl("-w", "%s=%s" % (ABORT_SYSCTL, self.old))
+        return False
+
