@@ -3,11 +3,12 @@ measured run with the server's and PostgreSQL's CPU time around it."""
 
 import json
 import os
+import re
 import shlex
 import subprocess
 
 from . import log
-from .. import LOADSCRIPTS, client, metrics, parsers, procs, tiers, verdict
+from .. import LOADSCRIPTS, client, metrics, parsers, procs, spray, tiers, verdict
 from ..errors import RunError
 from ..tools import run_tool
 
@@ -40,6 +41,8 @@ SCENARIOS = {
     "cpu": ("plain.lua", "/work/cpu?ms={cpu_ms}", [], {}, "work_cpu", "GET /work/cpu?ms={cpu_ms}",
             ("GET", "/work/cpu?ms=1", None)),
     "sleep": ("plain.lua", "/work/sleep?ms={sleep_ms}", [], {}, None, "GET /work/sleep?ms={sleep_ms}",
+              ("GET", "/work/sleep?ms=1", None)),
+    "block": ("plain.lua", "/work/sleep?ms=2000", [], {}, None, "GET /work/sleep?ms=2000 (the spray write-up's 2 s block)",
               ("GET", "/work/sleep?ms=1", None)),
     "post": ("auth_post.lua", "/", ["comment"], {}, "comment",
              "POST /api/articles/<random slug>/comments as user1", ("GET", "/api/articles?limit=1", None)),
@@ -94,7 +97,10 @@ def load_description(args, scenario):
     what = scenario_text(args, what)
     if args.probe:
         what += "; probe: wrk -t1 -c1 GET %s" % args.probe
-    if args.tool == "wrk":
+    if args.tool == "spray":
+        desc = "loadscripts/spray --rate %g --duration %g --timeout %d (httperf, open model): %s" % (
+            args.rate, args.duration, args.timeout, what)
+    elif args.tool == "wrk":
         desc = "wrk -t%d -c%d -d%gs -s loadscripts/wrk/%s: %s" % (args.threads, args.connections,
                                                                     args.duration, script, what)
     else:
@@ -125,6 +131,27 @@ def run_wrk(args, url, scenario, duration, token, outfile):
         return parsers.parse_wrk(out)
     except ValueError as e:
         raise RunError("wrk: %s: %s" % (e, out.strip()[-500:]))
+
+
+def run_spray(args, url, scenario, duration, outfile):
+    """The open model: --rate arrivals a second for `duration` seconds (loadscripts/spray), as a
+    flip result; `success` is vegeta's ratio, errors every request without a 2xx/3xx."""
+    m = re.match(r"^http://([^:/]+)(?::(\d+))?/?$", url)
+    if m is None:
+        raise RunError("--tool spray needs a plain http:// target, got %s" % url)
+    path = scenario_text(args, SCENARIOS[scenario][1])
+    seconds = max(1, int(round(duration)))
+    with open(outfile, "w") as log_file:
+        merged = spray.run(m.group(1), int(m.group(2) or 80), path, args.rate, seconds, args.timeout,
+                           log=log_file)
+    s = spray.summary(merged, args.rate, seconds, args.timeout)
+    with open(outfile, "a") as f:
+        f.write(spray.text(s, seconds) + "\n")
+    replies = sum(n for c, n in s["codes"].items() if c != 0)
+    return {"rps": replies / s["duration_s"] if s["duration_s"] else 0.0, "requests": s["requests"],
+            "p50": s["p50"], "p95": s["p95"], "p99": s["p99"], "success": s["success"],
+            "errors": s["requests"] - int(round(s["success"] * s["requests"])), "duration_s": s["duration_s"],
+            "bytes": None, "percentiles": None, "codes": s["codes"], "error_kinds": s["errors"]}
 
 
 def run_locust(args, url, scenario, duration, outprefix):
@@ -205,7 +232,8 @@ class Probe:
 
 
 def warm_up(args, target, scenario, label, base, token):
-    if args.warmup > 0:
+    # an open-model warm-up would leave its queue behind in the measured run
+    if args.warmup > 0 and args.tool != "spray":
         log("warm-up %s (%g s)" % (label, args.warmup))
         if args.tool == "wrk":
             run_wrk(args, target.url, scenario, args.warmup, token, None)
@@ -223,7 +251,9 @@ def measure(args, target, scenario, label, rnd, token):
     log("measuring %s (%g s, %s)" % (label, args.duration, args.tool))
     side = Probe(args, target.url, base) if args.probe else None
     try:
-        if args.tool == "wrk":
+        if args.tool == "spray":
+            r = run_spray(args, target.url, scenario, args.duration, base + ".spray.txt")
+        elif args.tool == "wrk":
             r = run_wrk(args, target.url, scenario, args.duration, token, base + ".wrk.txt")
         else:
             r = run_locust(args, target.url, scenario, args.duration, base)

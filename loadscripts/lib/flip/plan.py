@@ -24,7 +24,9 @@ SPECS = {
     "log": {"off": "off", "on": "verbose", "scenarios": ["echo", "article"]},
     "db-mode": {"off": None, "on": "sync", "scenarios": ["store"], "pin_db": True},
     "workers": {"off": "1", "on": str(os.cpu_count() or 2), "scenarios": ["store"], "pin_db": True},
-    "handler-mode": {"off": "offload", "on": "inline", "scenarios": ["cpu"], "probe": "/health_check"},
+    # the spray write-up's experiment: a 2 s block, 100 arrivals a second for 30 s (open model)
+    "handler-mode": {"off": "offload", "on": "inline", "scenarios": ["block"], "probe": "/health_check",
+                     "tool": "spray", "duration": 30.0},
     "indexes": {"scenarios": ["articles"]},
 }
 DEFAULT_SPEC = {"off": None, "scenarios": ["health"]}
@@ -169,6 +171,16 @@ def pin_setting(args):
     if args.pin_db and not re.fullmatch(r"\d+:\d+", args.pin_db):
         raise RunError("--pin-db takes SERVER_CPU:DB_CPU, e.g. 0:1")
     return args.pin_db
+
+
+def tool_setting(args):
+    """args.tool and args.duration resolved: the user's, else the flag's (spray and 30 s for
+    --handler-mode, the write-up's), else wrk and 10 s."""
+    spec = spec_of(args.flag)
+    if args.tool is None:
+        args.tool = spec.get("tool", "wrk")
+    if args.duration is None:
+        args.duration = spec.get("duration", 10.0) if args.tool == spec.get("tool") else 10.0
 
 
 def probe_setting(args):
