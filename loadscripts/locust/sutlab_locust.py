@@ -14,8 +14,13 @@ brings in
     --echo-bytes N        rpc_echo payload size                              (SUTLAB_ECHO_BYTES, 100)
     --accept-encoding V   Accept-Encoding sent ("identity" turns gzip off)   (SUTLAB_ACCEPT_ENCODING, "gzip, deflate")
     --step-size/--step-hold/--steps/--step-rate: the step shape (stepload.py)
+    --ramp-up SECONDS     JMeter's ramp-up: -u users started evenly over SECONDS (SUTLAB_RAMP_UP, 0 = off)
+    --print-responses [FILE|-]  every response written out, a blocking write each (SUTLAB_PRINT_RESPONSES, off)
 - sutlab_recorder.py: with --csv PREFIX, PREFIX_seconds.csv (exact per-second percentiles),
   PREFIX_steps.csv (per user level) and PREFIX_flags.txt (the flags in force).
+- sutlab_responses.py: --print-responses, the TPS-trend write-up's load script that printed every
+  response synchronously.
+- --ramp-up (below): the spawn rate set from the user count and the ramp-up time.
 - 1-second CSV flushing: Locust 2.12 writes a `_stats_history.csv` row every second but flushes
   the file only every 10 s; CSV_STATS_FLUSH_INTERVAL_SEC is lowered to 1 here.
 """
@@ -28,9 +33,11 @@ import urllib.request
 
 import locust.runners
 import locust.stats
+from locust import events
 from locust.contrib.fasthttp import FastHttpUser
 
 import sutlab_recorder  # noqa: F401  (registers the recorder)
+import sutlab_responses  # noqa: F401  (registers --print-responses)
 from sutlab_options import opt, parse_think
 
 # Locust 2.12 flushes the CSV files every 10 s: 1-second history rows reach the disk every second.
@@ -43,6 +50,28 @@ if not getattr(locust.runners, "__version__", "x"):
     locust.runners.__version__ = "2.12.1"
 
 log = logging.getLogger("sutlab")
+
+
+@events.init.add_listener
+def _apply_ramp_up(environment, **_kw):
+    """--ramp-up S: JMeter's thread-group ramp-up, the -u users started evenly over S seconds.
+    Locust has no such option, only a spawn rate, so the rate becomes users / S. init runs before
+    the headless run (or the web UI's form, or the master) reads parsed_options.spawn_rate.
+    Locust starts floor(rate) users at once every floor(rate)/rate s, the first batch at 0 s: at a
+    rate of 1 or less that is JMeter's schedule exactly (user i at i x S/N s), above it batches."""
+    po = environment.parsed_options
+    seconds = opt(environment, "ramp_up")
+    if po is None or not seconds:
+        return
+    if environment.shape_class is not None:
+        log.warning("sutlab: --ramp-up is ignored: the load shape sets users and spawn rate")
+        return
+    users = po.num_users if po.num_users is not None else 1  # Locust's headless default
+    if users <= 0:  # nobody to start (and a rate of 0 would divide by zero in Locust's dispatcher)
+        return
+    if po.spawn_rate is not None:
+        log.warning("sutlab: --ramp-up %g s replaces -r %g", seconds, po.spawn_rate)
+    po.spawn_rate = users / seconds
 
 
 # Tags whose tasks need a session token.

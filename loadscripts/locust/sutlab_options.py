@@ -1,7 +1,9 @@
 """The command-line options of sutlab's Locust files (group "sutlab" of `locust --help`), each
 also settable through an environment variable; opt() reads one from a Locust environment.
-Imported by sutlab_locust.py, sutlab_recorder.py and stepload.py."""
+Imported by sutlab_locust.py, sutlab_recorder.py, sutlab_responses.py and stepload.py."""
 
+import argparse
+import math
 import os
 import re
 
@@ -21,6 +23,8 @@ DEFAULTS = {
     "steps": ("SUTLAB_STEPS", "5"),
     "step_rate": ("SUTLAB_STEP_RATE", "0"),
     "step_settle": ("SUTLAB_STEP_SETTLE", "2"),
+    "ramp_up": ("SUTLAB_RAMP_UP", "0"),
+    "print_responses": ("SUTLAB_PRINT_RESPONSES", ""),
 }
 
 
@@ -69,6 +73,18 @@ def _add_arguments(parser, **_kw):
     g.add_argument("--step-settle", type=float, default=float(_default("step_settle")), metavar="SECONDS",
                    help="seconds at the start of each user level left out of PREFIX_steps.csv "
                         "[SUTLAB_STEP_SETTLE] (default %(default)s)")
+    # A string default goes through `type` too, so a bad SUTLAB_RAMP_UP is refused like a bad
+    # --ramp-up: argparse's one line naming the option, exit 2.
+    g.add_argument("--ramp-up", type=ramp_seconds, default=_default("ramp_up"), metavar="SECONDS",
+                   help="JMeter's ramp-up: the -u users are started evenly over SECONDS (30, 2.5, 30s, "
+                        "2m), i.e. a spawn rate of users/SECONDS that replaces -r; 0 = off "
+                        "[SUTLAB_RAMP_UP] (default %(default)s)")
+    g.add_argument("--print-responses", nargs="?", const="-", default=_default("print_responses"),
+                   metavar="FILE|-",
+                   help="write every response, one line 'STATUS BODY', with a blocking write and "
+                        "flush per response, as the TPS-trend write-up's load script did (it slows the "
+                        "load generator on purpose); FILE is truncated, '-' or no value = stdout; "
+                        "unopenable FILE: exit 2 [SUTLAB_PRINT_RESPONSES] (default off)")
 
 
 def opt(environment, name):
@@ -77,8 +93,10 @@ def opt(environment, name):
     if po is not None and hasattr(po, name):
         return getattr(po, name)
     value = _default(name)
-    if name in ("think_time", "login", "accept_encoding", "step_hold"):
+    if name in ("think_time", "login", "accept_encoding", "step_hold", "print_responses"):
         return value
+    if name == "ramp_up":
+        return ramp_seconds(value)
     if name in ("step_rate", "step_settle"):
         return float(value)
     return int(value)
@@ -96,6 +114,18 @@ def parse_seconds(text):
         raise ValueError("not a duration: %r (use 30, 2.5, 30s, 2m)" % text)
     h, mi, s = (float(x) if x else 0.0 for x in m.groups())
     return h * 3600 + mi * 60 + s
+
+
+def ramp_seconds(text):
+    """--ramp-up's value: seconds >= 0 as parse_seconds reads them (0 = off); anything else is an
+    argparse type error, which Locust prints as one line and exit 2."""
+    try:
+        seconds = parse_seconds(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
+    if not math.isfinite(seconds) or seconds < 0:
+        raise argparse.ArgumentTypeError("%r: seconds must be 0 (off) or more" % str(text))
+    return seconds
 
 
 def parse_think(text):
