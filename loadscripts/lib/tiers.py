@@ -151,19 +151,21 @@ class Sampler:
     """Samples the tiers over one step: start(), then stop() returns {tier: usage} and the web's
     signals.
 
-    roots: {tier: [pid, ...]} (missing or empty tiers are not measured); the load tier's root is
+    roots: {tier: [pid, ...]} (missing or empty tiers are not measured; a name outside TIERS is
+    measured as a tier of its own, as loadscripts/bench names its contenders); the load tier's root is
     the load tool, started by the caller, whose exited children's time is read from the caller's
     own RUSAGE_CHILDREN (pass load_rusage=True). scrape: a callable returning the web's /metrics
     as {name: value} of the two gauges (or None), sampled with the rest.
     """
 
     def __init__(self, roots, scrape=None, load_rusage=False):
-        self.roots = {t: [p for p in roots.get(t) or () if p] for t in TIERS}
+        self.names = list(TIERS) + [t for t in roots if t not in TIERS]
+        self.roots = {t: [p for p in roots.get(t) or () if p] for t in self.names}
         self.scrape = scrape
         self.load_rusage = load_rusage
         self._stop = threading.Event()
-        self._threads = {t: {} for t in TIERS}   # (pid, tid) -> (first, last) (cpu, wait) seen
-        self._active = {t: 0 for t in TIERS}     # most threads running at once over an interval
+        self._threads = {t: {} for t in self.names}   # (pid, tid) -> (first, last) (cpu, wait) seen
+        self._active = {t: 0 for t in self.names}     # most threads running at once over an interval
         self._last_look = None
         self._queues = []
         self._metrics = []
@@ -176,7 +178,7 @@ class Sampler:
         now_t = time.monotonic()
         interval = now_t - self._last_look if self._last_look is not None else 0.0
         self._last_look = now_t
-        for t in TIERS:
+        for t in self.names:
             running = 0
             for key, now in thread_cpu(self._pids(t, kids)).items():
                 first, last = self._threads[t].get(key, (now, now))
@@ -199,7 +201,7 @@ class Sampler:
     def start(self):
         kids = procs.children_map()
         self._t0 = time.monotonic()
-        self._cpu0 = {t: cpu_seconds(self._pids(t, kids)) for t in TIERS}
+        self._cpu0 = {t: cpu_seconds(self._pids(t, kids)) for t in self.names}
         self._rusage0 = os.times()
         web = self.roots["web"]
         self._overflows0 = listen_overflows(web[0]) if web else None
@@ -215,7 +217,7 @@ class Sampler:
         kids = procs.children_map()
         elapsed = time.monotonic() - self._t0
         usage = {}
-        for t in TIERS:
+        for t in self.names:
             # a load tool run to its end inside the step is known by its rusage alone
             if not self.roots[t] and not (t == "load" and self.load_rusage):
                 continue

@@ -53,6 +53,17 @@ class Sampler(unittest.TestCase):
         self.assertLess(web["cpu_s"], 1.2 + 0.25, web)
         self.assertGreaterEqual(web["active_threads"], 1)
 
+    def test_a_named_tree_is_a_tier_of_its_own(self):
+        # loadscripts/bench measures its contenders (sutlab, nginx, postgres, ...) by name
+        burner, idle = self.start_burner(0.5), self.start_burner(0.0)
+        s = tiers.Sampler({"nginx": [burner.pid], "postgres": [idle.pid]}).start()
+        self.assertEqual(burner.stdout.readline().strip(), "done")
+        self.assertEqual(idle.stdout.readline().strip(), "done")
+        usage, _ = s.stop()
+        self.assertEqual(set(usage), {"nginx", "postgres"})
+        self.assertGreater(usage["nginx"]["cpu_s"], 0.5 - 0.02, usage)
+        self.assertLess(usage["postgres"]["cpu_s"], 0.2, usage)
+
     def test_one_busy_thread_saturates_one_core(self):
         """Capacity is the threads that ran; busy counts CPU and the time spent waiting for a core,
         so a thread that burned all along is saturated however busy the machine is."""

@@ -34,9 +34,9 @@ def measured(ctx, server, fn):
     around it, and what the rest of the machine took of the server CPU meanwhile; then PostgreSQL
     is let finish what the run left queued (outside the meter)."""
     args, svc = ctx.args, ctx.svc
-    trees, servers = {"postgres": svc.pg_ticks}, []
+    trees, servers = {"postgres": svc.pg_pid}, []
     if server is not None:
-        trees["sutlab"], servers = server.cpu_ticks, [server]
+        trees["sutlab"], servers = server, [server]
     common.check_alive(servers, "is no longer running")
     size = svc.pg_size()
     busy0, irq0, steal0 = procs.cpu_stat(args.server_cpu)
@@ -48,7 +48,7 @@ def measured(ctx, server, fn):
     busy1, irq1, steal1 = procs.cpu_stat(args.server_cpu)
     ticks = (time.monotonic() - t0) * procs.CLK_TCK
     # clamped at 0: process and CPU tick counts are sampled apart and differ by a tick or two
-    r["others"] = max(0.0, 100.0 * (busy1 - busy0 - meter.ticks()) / ticks)
+    r["others"] = max(0.0, 100.0 * (busy1 - busy0 - meter.cpu_s() * procs.CLK_TCK) / ticks)
     r["steal"] = 100.0 * (steal1 - steal0) / ticks
     r["irq"] = 100.0 * (irq1 - irq0) / ticks
     common.check_alive(servers, "died during the run")

@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 
-from .. import LOADSCRIPTS, REPO, parsers, procs
+from .. import LOADSCRIPTS, REPO, parsers, procs, tiers
 from ..errors import RunError
 from ..server import ServerProcess
 from ..tools import run_tool
@@ -147,25 +147,29 @@ def run_redis_benchmark(args, port, n, command, expect_seconds):
 # Measuring
 
 class Meter:
-    """CPU ticks of process trees ({label: callable giving ticks}) around one run."""
+    """The CPU of process trees ({label: root pid, or a ServerProcess, whose pid is read when the
+    run starts}) around one run, read by the sampler that loadscripts/steps and flip use
+    (tiers.Sampler), each label a tier of its own."""
 
     def __init__(self, trees):
         self.trees = trees
 
     def __enter__(self):
-        self.before = {k: f() for k, f in self.trees.items()}
+        roots = {k: [v.pid if isinstance(v, ServerProcess) else v] for k, v in self.trees.items()}
+        self.sampler = tiers.Sampler(roots).start()
         return self
 
     def __exit__(self, *exc):
-        self.after = {k: f() for k, f in self.trees.items()}
+        self.usage, _ = self.sampler.stop()
         return False
 
-    def ticks(self):
-        return sum(self.after[k] - self.before[k] for k in self.trees)
+    def cpu_s(self):
+        return sum(self.usage[k]["cpu_s"] for k in self.trees if k in self.usage)
 
     def per_request(self, requests):
-        """{label: CPU microseconds per request}, None for each when no request completed."""
-        return {k: (self.after[k] - self.before[k]) / procs.CLK_TCK * 1e6 / requests if requests else None
+        """{label: CPU microseconds per request}, None for each when no request completed (or the
+        tree was not there to measure)."""
+        return {k: self.usage[k]["cpu_s"] * 1e6 / requests if requests and k in self.usage else None
                 for k in self.trees}
 
 

@@ -48,7 +48,7 @@ def run_placement(ctx, pname, pg_cpu):
         def run(seconds):
             return common.run_wrk(args, servers[m].port, None, seconds, script_args=load)
         return driver.Contender(m, lambda s: common.metered(
-            lambda: run(s), {"sutlab": servers[m].cpu_ticks, "postgres": svc.pg_ticks}, servers.values()), run)
+            lambda: run(s), {"sutlab": servers[m], "postgres": svc.pg_pid}, servers.values()), run)
 
     def progress(rnd, m, r):
         log("bench: dbmode %-6s round %d/%d %-5s %9.0f req/s  p50 %s ms  p99 %s ms  CPU us/req sutlab %s pg %s%s"

@@ -109,7 +109,7 @@ def sutlab_contender(ctx, name, servers, cache_seen):
     """wrk on one sutlab; a cached one is warmed before every run (the TTL must not expire under
     it) and its cache look-ups counted into cache_seen[name]."""
     svc, server = ctx.svc, servers[name]
-    trees = {"sutlab": server.cpu_ticks, "postgres": svc.pg_ticks, "redis": svc.redis_ticks}
+    trees = {"sutlab": server, "postgres": svc.pg_pid, "redis": svc.redis_pid}
 
     def load(seconds):
         return common.run_wrk(ctx.args, server.port, None, seconds, script_args=script_args(ctx))
@@ -141,7 +141,7 @@ def pgbench_contender(ctx, servers):
         return r
 
     return driver.Contender("pgbench", lambda s: common.metered(
-        lambda: load(s, True), {"postgres": svc.pg_ticks, "redis": svc.redis_ticks}, servers.values()),
+        lambda: load(s, True), {"postgres": svc.pg_pid, "redis": svc.redis_pid}, servers.values()),
         lambda s: load(s, False))
 
 
@@ -164,7 +164,7 @@ class RedisBenchmark:
             self.calibrate(seconds)
         n = max(1000, int(self.rate * seconds))
         r = common.metered(lambda: common.run_redis_benchmark(self.ctx.args, svc.redis_port, n, REDIS_CMD, seconds),
-                           {"postgres": svc.pg_ticks, "redis": svc.redis_ticks}, self.servers.values())
+                           {"postgres": svc.pg_pid, "redis": svc.redis_pid}, self.servers.values())
         self.rate = r["rps"]
         return r
 

@@ -113,12 +113,6 @@ class Services:
                                                           p.stderr.decode("utf-8", "replace")))
         return p.stdout.decode("utf-8", "replace")
 
-    def pg_ticks(self):
-        return procs.tree_ticks(self.pg_pid)
-
-    def redis_ticks(self):
-        return procs.tree_ticks(self.redis_pid)
-
     def unpin_pg(self):
         """PostgreSQL back on every CPU bench may use (for seeding: parallel index builds)."""
         allowed = os.sched_getaffinity(0)

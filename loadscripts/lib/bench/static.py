@@ -121,7 +121,7 @@ def measure_endpoint(ctx, servers, path):
 
         def measure(seconds):
             return metered(lambda: run_wrk(args, server.port, path, seconds),
-                           {"cpu_us_per_req": server.cpu_ticks}, [server])
+                           {"cpu_us_per_req": server}, [server])
         return driver.Contender(name, measure)
 
     def progress(rnd, name, r):
