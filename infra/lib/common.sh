@@ -12,6 +12,7 @@ LAB_PKGS=(build-essential meson ninja-build pkg-config libh2o-evloop-dev libssl-
 # shellcheck disable=SC2034  # used by infra/lab
 TEST_PKGS=(python3 wrk nginx-light apache2-utils curl)
 TEST_PKGS+=(python3-locust python3-matplotlib hey httperf)  # loadscripts tests (Locust, plot, hey, httperf)
+TEST_PKGS+=(jmeter jmeter-http groovy)  # the JMeter plan run for real (loadscripts/jmeter/run)
 TEST_PKGS+=(haproxy iproute2 docker-compose nodejs systemd)  # infra tests (+ npm: see infra/lab test)
 TEST_PKGS+=(clang-14 libclang-rt-14-dev)  # libFuzzer targets (tests/fuzz, build-fuzz)
 
