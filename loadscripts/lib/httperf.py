@@ -13,13 +13,14 @@ ERROR_KINDS = ("client-timo", "socket-timo", "connrefused", "connreset", "fd-una
                "ftab-full", "other")
 
 
-def command(host, port, uri, rate, duration, timeout, detail=False, client=None):
+def command(host, port, uri, rate, duration, timeout, detail=False, client=None, num=None):
     """The httperf command line: `rate` new connections per second, one request each, for
     `duration` seconds; a request unanswered after `timeout` seconds is a client timeout.
     detail: also the lifetime histogram (-v -v: 1 ms bins, the latencies) and every reply's
     status line (--print-reply=header: the codes, where the report has only classes).
-    client (I, N): this is process I of N sharing the load (httperf --client)."""
-    num = max(1, int(round(rate * duration)))
+    client (I, N): this is process I of N sharing the load (httperf --client); num: its share of
+    the connections, when not rate x duration."""
+    num = num or max(1, int(round(rate * duration)))
     argv = ["httperf", "--hog", "--server", host, "--port", str(port), "--uri", uri, "--rate", "%g" % rate,
             "--num-conns", str(num), "--num-calls", "1", "--timeout", str(timeout)]
     if detail:

@@ -19,6 +19,7 @@ import json
 import math
 import os
 import subprocess
+import tempfile
 import time
 
 from . import httperf, procs, stats
@@ -36,27 +37,48 @@ def processes_for(rate, timeout):
 
 
 def commands(host, port, uri, rate, duration, timeout):
+    """The httperf commands that share the attack: rate x duration requests in all, split so
+    that the shares add up to it exactly."""
     n = processes_for(rate, timeout)
-    return [httperf.command(host, port, uri, rate / float(n), duration, timeout, detail=True, client=(i, n))
+    total = max(1, int(round(rate * duration)))
+    return [httperf.command(host, port, uri, rate / float(n), duration, timeout, detail=True, client=(i, n),
+                            num=total // n + (1 if i < total % n else 0))
             for i in range(n)]
 
 
 def run(host, port, uri, rate, duration, timeout, log=None):
     """The attack: every process started together and waited for; their merged report. `log`, a
-    file, gets each process's command and output. RunError if one fails to report."""
+    file, gets each process's command and output. RunError if one fails to report.
+
+    Each process writes to a file of its own, not a pipe: a status line per reply fills a pipe
+    in seconds, and an httperf blocked on a full pipe stops sending, which would close the
+    open model."""
     argvs = commands(host, port, uri, rate, duration, timeout)
     started = time.monotonic()
-    running = [subprocess.Popen(a, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, preexec_fn=procs.die_with_parent) for a in argvs]
-    reports = []
-    for argv, proc in zip(argvs, running):
-        out, _ = proc.communicate(timeout=duration + timeout + 60)
-        if log is not None:
-            log.write("$ %s\n%s\n" % (" ".join(argv), out))
-        try:
-            reports.append(httperf.parse(out))
-        except ValueError as e:
-            raise RunError("httperf exited with status %s: %s" % (proc.returncode, e))
+    outputs = [tempfile.TemporaryFile(mode="w+") for _ in argvs]
+    running = []
+    try:
+        running += [subprocess.Popen(a, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                    preexec_fn=procs.die_with_parent) for a, out in zip(argvs, outputs)]
+        for proc in running:
+            proc.wait(timeout=duration + timeout + 60)
+        reports = []
+        for argv, proc, out in zip(argvs, running, outputs):
+            out.seek(0)
+            text = out.read()
+            if log is not None:
+                log.write("$ %s\n%s\n" % (" ".join(argv), text))
+            try:
+                reports.append(httperf.parse(text))
+            except ValueError as e:
+                raise RunError("httperf exited with status %s: %s" % (proc.returncode, e))
+    finally:
+        for proc in running:  # on a timeout or Ctrl-C, none outlives the call
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        for out in outputs:
+            out.close()
     merged = merge(reports)
     merged["wall_s"] = time.monotonic() - started
     return merged

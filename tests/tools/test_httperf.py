@@ -69,6 +69,8 @@ class Spray(unittest.TestCase):
         self.assertEqual(spray.processes_for(100, 30), 4)  # 3000 in flight at worst
         for argv in spray.commands("h", 1, "/", 100, 30, 30):
             self.assertEqual(argv[argv.index("--rate") + 1], "25")
+        shares = [int(a[a.index("--num-conns") + 1]) for a in spray.commands("h", 1, "/", 200, 5, 10)]
+        self.assertEqual((len(shares), sum(shares)), (3, 1000))  # 333.3 each: the shares add up
 
     def test_summary_counts_timeouts_at_the_timeout(self):
         s = spray.summary(spray.merge([report("detail")]), 10, 1, 1)
