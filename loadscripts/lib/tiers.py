@@ -13,7 +13,9 @@ step a Sampler reads, for each tier:
     which program has how many threads;
   - how busy it was against that capacity: its CPU time plus the time its threads were runnable
     but waited for a core (schedstat). On a shared machine a thread that wants a core all the
-    time is saturated even when others got part of it;
+    time is saturated even when others got part of it. For the load tool, also the time its
+    threads sat blocked writing (sampled): a load script printing every response into a slow
+    console waits on it, and is as limited as one that has no core left (the TPS-trend case);
   - on the web tier only, the server-side signals: the summed Send-Q and Recv-Q of its
     established sockets, its listen queue, ListenOverflows (from the web's own network
     namespace, so `--netns` labs read the right counters), and what /metrics says of open
@@ -72,6 +74,31 @@ def thread_cpu(pids):
             except (OSError, ValueError, IndexError):
                 pass
     return out
+
+
+# write(2) and its kin, by machine: a thread of the load tool blocked in one of them waits on its
+# own output (a console, a pipe), which limits it as surely as a full core does
+WRITE_SYSCALLS = {"x86_64": {1, 18, 20, 296, 328}, "aarch64": {64, 66, 68, 70, 287}}.get(os.uname().machine, set())
+
+
+def threads_writing(pids):
+    """How many threads of the processes are blocked in a write (/proc/PID/task/TID/syscall: the
+    syscall number while asleep in one, "running" otherwise)."""
+    n = 0
+    for p in pids:
+        try:
+            tids = os.listdir("/proc/%d/task" % p)
+        except OSError:
+            continue
+        for t in tids:
+            try:
+                with open("/proc/%d/task/%s/syscall" % (p, t)) as f:
+                    head = f.read().split(" ", 1)[0]
+            except OSError:
+                continue
+            if head.isdigit() and int(head) in WRITE_SYSCALLS:
+                n += 1
+    return n
 
 
 def allowed_cores(pids):
@@ -166,6 +193,7 @@ class Sampler:
         self._stop = threading.Event()
         self._threads = {t: {} for t in self.names}   # (pid, tid) -> (first, last) (cpu, wait) seen
         self._active = {t: 0 for t in self.names}     # most threads running at once over an interval
+        self._writing_s = 0.0  # thread-seconds the load tool spent blocked in a write (sampled)
         self._last_look = None
         self._queues = []
         self._metrics = []
@@ -186,6 +214,8 @@ class Sampler:
                     running += 1
                 self._threads[t][key] = (first, now)
             self._active[t] = max(self._active[t], running)
+        if interval > 0:
+            self._writing_s += interval * threads_writing(self._pids("load", kids))
         web = self._pids("web", kids)
         if web:
             self._queues.append(socket_queues(web))
@@ -231,11 +261,13 @@ class Sampler:
 
     def _usage(self, tier, cpu, elapsed, kids):
         threads = self._threads[tier].values()
-        active = self._active[tier]
-        wait = sum(last[1] - first[1] for first, last in threads)
+        writing = self._writing_s if tier == "load" else 0.0
+        # a thread blocked in a write counts towards the capacity as one that ran
+        active = max(self._active[tier], 1 if writing > 0 else 0)
+        wait = sum(last[1] - first[1] for first, last in threads) + writing
         cores = allowed_cores(self._pids(tier, kids) or self.roots[tier])
         capacity = max(1, min(cores, active))
-        return {"cpu_s": cpu, "wait_s": wait, "elapsed_s": elapsed,
+        return {"cpu_s": cpu, "wait_s": wait, "writing_s": writing, "elapsed_s": elapsed,
                 "cores_used": cpu / elapsed if elapsed > 0 else 0.0,
                 "capacity": capacity, "allowed": cores, "active_threads": active,
                 "busy": min(1.0, (cpu + wait) / elapsed / capacity) if elapsed > 0 else 0.0}

@@ -7,7 +7,8 @@ send_q; the previous row, if any, gives the trend. The rules, first match wins:
   2. client not reading: the server's established sockets hold more than SENDQ_BACKLOG bytes
      waiting to be sent while the web tier is idle (the TPS-trend write-up's rule: Send-Q backs
      up, so look at the load generator);
-  3. load: the load tool's cores are saturated while no server tier is;
+  3. load: the load tool's cores are saturated (or it sat blocked writing its own output: the
+     TPS-trend write-up's script printing into its console) while no server tier is;
   4. none: nothing is saturated, yet throughput grew less than FLAT_GROWTH while the level grew
      by LEVEL_GROWTH or more: the limit is concurrency (too few blocking workers, connections);
   5. below limits: nothing saturated and still scaling.
@@ -27,8 +28,9 @@ RULES = (
     % (SATURATED * 100),
     "client not reading: mean summed Send-Q of the server's sockets > %d KiB while web < %d%%"
     % (SENDQ_BACKLOG // 1024, IDLE * 100),
-    "load: the load tool was busy >= %d%% of its capacity (an open-model tool: it started >= 5%% fewer "
-    "arrivals than asked), no server tier saturated" % (SATURATED * 100),
+    "load: the load tool was busy >= %d%% of its capacity (CPU, waiting for a core, or blocked writing "
+    "its own output; an open-model tool: it started >= 5%% fewer arrivals than asked), no server tier "
+    "saturated" % (SATURATED * 100),
     "none: nothing saturated, rps grew < %d%% while the level grew >= %.1fx: a concurrency limit"
     % (round((FLAT_GROWTH - 1) * 100), LEVEL_GROWTH),
     "below limits: nothing saturated and rps still grows with the level",

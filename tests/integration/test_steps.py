@@ -6,7 +6,8 @@ one that cannot be ambiguous on two cores, with a wide margin; and its refusals.
         while sutlab serves a few hundred /health_check a second;
   web   /work/cpu?ms=5 with --handler-mode inline and one worker: the worker is the bottleneck;
   none  one worker that blocks 20 ms per request (--handler-mode inline /work/sleep) at 2 then 8
-        clients: 50 req/s whatever the level, no tier busy: a concurrency limit.
+        clients: 50 req/s whatever the level, no tier busy: a concurrency limit;
+  load  Locust printing every response into a slow console (the TPS-trend case).
 """
 
 import csv
@@ -21,6 +22,7 @@ from sutlab_testlib import Server, clean_env, source_root  # noqa: E402
 
 STEPS = os.path.join(source_root(), "loadscripts", "steps")
 SLOW_LUA = os.path.join(source_root(), "tests", "data", "slow_client.lua")
+CONSOLE = os.path.join(source_root(), "loadscripts", "console")
 NO_DB = ["--db-url", "postgresql://127.0.0.1:1/none"]
 
 
@@ -73,6 +75,32 @@ class Verdicts(unittest.TestCase):
         for r in rows:
             self.assertLess(float(r["rps"]), 60, text)
             self.assertLess(float(r["busy_web"]), 0.5, text)
+
+
+class PrintedResponses(unittest.TestCase):
+    """The TPS-trend case at its own tier: Locust printing every response (--print-responses)
+    into a console that renders 16 KiB a second (loadscripts/console). With 4 KB echo bodies that
+    is four responses a second: Locust sits in write() nearly all the time, sutlab idles, and the
+    verdict must be load. The margin is the ratio of what the server could answer (thousands a
+    second) to what the console lets through."""
+
+    def test_printing_into_a_slow_console_is_load(self):
+        fifo = os.path.join(tempfile.mkdtemp(prefix="sutlab-console-"), "console")
+        console = subprocess.Popen(["/usr/bin/python3", CONSOLE, "--fifo", fifo, "--rate", "16k"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.addCleanup(console.stdout.close)
+        self.addCleanup(console.wait)
+        self.addCleanup(console.kill)
+        self.assertIn("draining", console.stdout.readline())
+        with Server(workers=1, extra_args=NO_DB) as srv:
+            rows, text = Verdicts.run_steps(self, srv, [
+                "--tool", "locust", "--tags", "rpc_echo", "--levels", "2,8", "--warmup", "2",
+                "--locust-arg=--print-responses=%s" % fifo, "--locust-arg=--echo-bytes=4000"])
+        self.assertEqual([r["verdict"] for r in rows], ["load", "load"], text)
+        for r in rows:
+            self.assertLess(float(r["rps"]), 20, text)
+            self.assertGreater(float(r["busy_load"]), 0.85, text)
+            self.assertLess(float(r["busy_web"]), 0.2, text)
 
 
 class Refusals(unittest.TestCase):

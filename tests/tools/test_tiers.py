@@ -87,6 +87,34 @@ class Sampler(unittest.TestCase):
         self.assertLess(usage["db"]["cpu_s"], 0.05, usage)
         self.assertLess(usage["db"]["busy"], 0.1, usage)
 
+    def test_a_load_tool_blocked_writing_is_busy(self):
+        """A load script whose output nobody reads (a console that does not keep up) sits in
+        write(): that is the load tier's limit, though it uses no CPU. The same process asleep
+        elsewhere is not busy."""
+        writer = "import os, time\nwhile True: os.write(1, b'x' * 65536)\n"
+        r, w = os.pipe()  # never read: the writer fills it and blocks
+        p = subprocess.Popen([PY, "-c", writer], stdout=w)
+        os.close(w)
+        self.addCleanup(os.close, r)
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        time.sleep(0.3)
+        s = tiers.Sampler({"load": [p.pid]}).start()
+        time.sleep(1.5)
+        usage, _ = s.stop()
+        self.assertLess(usage["load"]["cpu_s"], 0.1, usage)
+        self.assertGreater(usage["load"]["writing_s"], 1.0, usage)
+        self.assertGreater(usage["load"]["busy"], 0.85, usage)
+        sleeper = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"])
+        self.addCleanup(sleeper.wait)
+        self.addCleanup(sleeper.kill)
+        time.sleep(0.3)
+        s = tiers.Sampler({"load": [sleeper.pid]}).start()
+        time.sleep(1.0)
+        usage, _ = s.stop()
+        self.assertEqual(usage["load"]["writing_s"], 0.0, usage)
+        self.assertLess(usage["load"]["busy"], 0.1, usage)
+
     def test_load_tier_counts_a_tool_that_exited(self):
         """The load tool runs to its end inside the step; its time comes from RUSAGE_CHILDREN."""
         # a root that no longer runs: only what the tool leaves when reaped is counted
