@@ -57,10 +57,9 @@ def cpu_seconds(pids):
     return total / CLK_TCK
 
 
-def thread_cpu(pids):
-    """{(pid, tid): (CPU seconds, seconds runnable but waiting for a core)} of every thread of the
-    processes (schedstat, in nanoseconds)."""
-    out = {}
+def _task_files(pids, name):
+    """((pid, tid), text of /proc/PID/task/TID/NAME) for every thread of the processes that can
+    be read (threads come and go while they are listed)."""
     for p in pids:
         try:
             tids = os.listdir("/proc/%d/task" % p)
@@ -68,11 +67,22 @@ def thread_cpu(pids):
             continue
         for t in tids:
             try:
-                with open("/proc/%d/task/%s/schedstat" % (p, t)) as f:
-                    run, wait = f.read().split()[:2]
-                out[(p, int(t))] = (int(run) / 1e9, int(wait) / 1e9)
-            except (OSError, ValueError, IndexError):
+                with open("/proc/%d/task/%s/%s" % (p, t, name)) as f:
+                    yield (p, int(t)), f.read()
+            except OSError:
                 pass
+
+
+def thread_cpu(pids):
+    """{(pid, tid): (CPU seconds, seconds runnable but waiting for a core)} of every thread of the
+    processes (schedstat, in nanoseconds)."""
+    out = {}
+    for key, text in _task_files(pids, "schedstat"):
+        try:
+            run, wait = text.split()[:2]
+            out[key] = (int(run) / 1e9, int(wait) / 1e9)
+        except ValueError:
+            pass
     return out
 
 
@@ -85,19 +95,10 @@ def threads_writing(pids):
     """How many threads of the processes are blocked in a write (/proc/PID/task/TID/syscall: the
     syscall number while asleep in one, "running" otherwise)."""
     n = 0
-    for p in pids:
-        try:
-            tids = os.listdir("/proc/%d/task" % p)
-        except OSError:
-            continue
-        for t in tids:
-            try:
-                with open("/proc/%d/task/%s/syscall" % (p, t)) as f:
-                    head = f.read().split(" ", 1)[0]
-            except OSError:
-                continue
-            if head.isdigit() and int(head) in WRITE_SYSCALLS:
-                n += 1
+    for _, text in _task_files(pids, "syscall"):
+        head = text.split(" ", 1)[0]
+        if head.isdigit() and int(head) in WRITE_SYSCALLS:
+            n += 1
     return n
 
 
