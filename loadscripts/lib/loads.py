@@ -26,12 +26,12 @@ class Load:
     httperf and a script-less wrk request; `extra` the tool options the user added."""
 
     def __init__(self, tool, url, path="/", timeout=10, script=None, locustfiles=None, tags=None,
-                 locust_args=(), out_dir=None):
+                 locust_args=(), out_dir=None, spray_args=()):
         if tool not in TOOLS:
             raise ValueError("unknown tool %r (%s)" % (tool, ", ".join(TOOLS)))
         self.tool, self.url, self.path, self.timeout = tool, url.rstrip("/"), path, timeout
         self.script, self.locustfiles, self.tags = script, locustfiles, tags
-        self.locust_args, self.out_dir = list(locust_args), out_dir
+        self.locust_args, self.out_dir, self.spray_args = list(locust_args), out_dir, list(spray_args)
 
     def command(self, level, seconds, tag):
         """The argv that holds `level` (clients, or arrivals a second for httperf) for `seconds`;
@@ -52,7 +52,8 @@ class Load:
         if self.tool == "httperf":
             _host_port(self.url)  # spray takes plain http only, as httperf does
             return ["/usr/bin/python3", os.path.join(LOADSCRIPTS, "spray"), "--url", self.url, "--path", self.path,
-                    "--rate", str(level), "--duration", str(seconds), "--timeout", str(self.timeout), "--json"]
+                    "--rate", str(level), "--duration", str(seconds), "--timeout", str(self.timeout),
+                    "--json"] + self.spray_args
         argv = ["/usr/bin/locust", "-f", ",".join(self.locustfiles), "--headless", "--host", self.url,
                 "-u", str(level), "-r", str(level), "-t", "%ds" % seconds, "--only-summary",
                 # failed requests are errors of the row, counted by kind, not a failed tool

@@ -122,6 +122,8 @@ class Refusals(unittest.TestCase):
             self.assertIn("--levels", self.refused(web + ["--tool", "ab", "--levels", "2,four"]))
             self.assertIn("--levels", self.refused(web + ["--tool", "ab"]))
             self.assertIn("--rate", self.refused(web + ["--tool", "httperf", "--levels", "2"]))
+            self.assertIn("--abort-on-overflow", self.refused(web + ["--tool", "ab", "--levels", "2",
+                                                                     "--abort-on-overflow"]))
             self.assertIn("not installed", self.refused(web + ["--tool", "ab", "--levels", "2"],
                                                         env={"PATH": "/nonexistent"}))
         empty = tempfile.mkdtemp(prefix="sutlab-novar-")
