@@ -63,8 +63,14 @@ def run_level(load, level, roots, duration, warmup, out_dir, scrape):
     if inline_warmup:
         time.sleep(warmup)
     sampler = tiers.Sampler(dict(roots, load=[step.proc.pid]), scrape=scrape, load_rusage=True).start()
-    code, output = step.wait(seconds + load.timeout + 60)
+    # the measured seconds only: a tool's shut-down (Locust's writes its reports for a second or
+    # more) and an open model's drain are not the load
+    try:
+        step.proc.wait(timeout=duration)
+    except subprocess.TimeoutExpired:
+        pass
     usage, signals = sampler.stop()
+    code, output = step.wait(seconds + load.timeout + 60)
     row = {"level": level, "tiers": usage}
     row.update(signals)
     if code != 0:
@@ -148,7 +154,8 @@ def write_csv(rows, tier_names, path):
         w = csv.writer(f)
         w.writerow(list(CSV_COLUMNS) + ["cpu_%s_pct" % t for t in tier_names] +
                    ["capacity_%s" % t for t in tier_names] + ["busy_%s" % t for t in tier_names] +
-                   ["send_q", "recv_q", "listen_q", "overflows", "connections", "loop_lag_s", "failed"])
+                   ["send_q", "recv_q", "listen_q", "overflows", "connections", "loop_lag_s", "failed",
+                    "writing_load", "send_q_max"])
         for r in rows:
             u = r.get("tiers", {})
             w.writerow([r["level"], r.get("rps"), r.get("success"), r.get("mean"), r.get("p50"), r.get("p95"), r.get("p99"),
@@ -157,7 +164,10 @@ def write_csv(rows, tier_names, path):
                        [u[t]["capacity"] if t in u else "" for t in tier_names] +
                        [round(u[t]["busy"], 3) if t in u else "" for t in tier_names] +
                        [r.get(k) for k in ("send_q", "recv_q", "listen_q", "overflows", "connections",
-                                           "loop_lag_s")] + [1 if r.get("failed") else 0])
+                                           "loop_lag_s")] + [1 if r.get("failed") else 0] +
+                       # share of the step the load tool sat blocked writing its own output
+                       [round(u["load"]["writing_s"] / u["load"]["elapsed_s"], 3)
+                        if "load" in u and u["load"].get("elapsed_s") else ""] + [r.get("send_q_max")])
 
 
 def plot(rows, tier_names, path, title):

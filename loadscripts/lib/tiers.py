@@ -33,6 +33,7 @@ from . import procs
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 ACTIVE_SHARE = 0.05   # a thread that used less than this share of a core did not run during the step
 SAMPLE_EVERY = 0.25   # seconds between two looks at threads, queues and /metrics
+WRITE_EVERY = 0.05    # seconds between two looks at whether the load tool is blocked writing
 
 TIERS = ("web", "lb", "db", "redis", "load")
 
@@ -133,13 +134,14 @@ def _socket_inodes(pids):
 
 
 def socket_queues(pids):
-    """(send_q, recv_q, listen_q) summed over the processes' TCP sockets: Send-Q and Recv-Q of the
-    established ones, and the accept queue of the listening ones (what `ss` shows as Recv-Q)."""
+    """(send_q, recv_q, listen_q, send_q_max) over the processes' TCP sockets: Send-Q and Recv-Q of
+    the established ones summed, the accept queue of the listening ones (what `ss` shows as
+    Recv-Q), and the largest Send-Q of one socket."""
     pids = list(pids)
     if not pids:
-        return 0, 0, 0
+        return 0, 0, 0, 0
     inodes = _socket_inodes(pids)
-    send = recv = listen = 0
+    send = recv = listen = send_max = 0
     for table in ("tcp", "tcp6"):
         try:
             with open("/proc/%d/net/%s" % (pids[0], table)) as f:
@@ -154,9 +156,10 @@ def socket_queues(pids):
             if cols[3] == "01":      # ESTABLISHED
                 send += tx
                 recv += rx
+                send_max = max(send_max, tx)
             elif cols[3] == "0A":    # LISTEN: rx is the accept queue
                 listen += rx
-    return send, recv, listen
+    return send, recv, listen, send_max
 
 
 def listen_overflows(pid):
@@ -195,6 +198,7 @@ class Sampler:
         self._threads = {t: {} for t in self.names}   # (pid, tid) -> (first, last) (cpu, wait) seen
         self._active = {t: 0 for t in self.names}     # most threads running at once over an interval
         self._writing_s = 0.0  # thread-seconds the load tool spent blocked in a write (sampled)
+        self._load_pids, self._last_write = [], None
         self._last_look = None
         self._queues = []
         self._metrics = []
@@ -215,8 +219,7 @@ class Sampler:
                     running += 1
                 self._threads[t][key] = (first, now)
             self._active[t] = max(self._active[t], running)
-        if interval > 0:
-            self._writing_s += interval * threads_writing(self._pids("load", kids))
+        self._load_pids = self._pids("load", kids)  # refreshed here; read every WRITE_EVERY
         web = self._pids("web", kids)
         if web:
             self._queues.append(socket_queues(web))
@@ -225,9 +228,22 @@ class Sampler:
             if m is not None:
                 self._metrics.append(m)
 
+    def _look_writing(self):
+        """The share of the load tool's time spent blocked writing, sampled more often than the
+        rest: its estimate is a count of samples (one /proc file per thread, cheap)."""
+        now_t = time.monotonic()
+        if self._last_write is not None:
+            self._writing_s += (now_t - self._last_write) * threads_writing(self._load_pids)
+        self._last_write = now_t
+
     def _run(self):
-        while not self._stop.wait(SAMPLE_EVERY):
-            self._look()
+        ticks = 0
+        while not self._stop.wait(WRITE_EVERY):
+            self._look_writing()
+            ticks += 1
+            if ticks * WRITE_EVERY >= SAMPLE_EVERY:
+                ticks = 0
+                self._look()
 
     def start(self):
         kids = procs.children_map()
@@ -275,12 +291,13 @@ class Sampler:
 
     def _signals(self):
         web = self.roots["web"]
-        out = {"send_q": None, "recv_q": None, "listen_q": None, "overflows": None,
+        out = {"send_q": None, "recv_q": None, "listen_q": None, "send_q_max": None, "overflows": None,
                "connections": None, "loop_lag_s": None}
         if self._queues:
             out["send_q"] = sum(q[0] for q in self._queues) / len(self._queues)
             out["recv_q"] = sum(q[1] for q in self._queues) / len(self._queues)
             out["listen_q"] = max(q[2] for q in self._queues)
+            out["send_q_max"] = sum(q[3] for q in self._queues) / len(self._queues)
         if web and self._overflows0 is not None:
             end = listen_overflows(web[0])
             out["overflows"] = None if end is None else end - self._overflows0

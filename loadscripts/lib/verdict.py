@@ -4,9 +4,12 @@ A row is a dict: level, rps, and per tier {busy: CPU used / capacity} (see tiers
 send_q; the previous row, if any, gives the trend. The rules, first match wins:
 
   1. a server tier (web, lb, db, redis) is saturated: the most saturated one;
-  2. client not reading: the server's established sockets hold more than SENDQ_BACKLOG bytes
-     waiting to be sent while the web tier is idle (the TPS-trend write-up's rule: Send-Q backs
-     up, so look at the load generator);
+  2. client not reading: one of the server's sockets holds more than SENDQ_BACKLOG bytes not
+     yet taken by its client while the web tier is idle (the TPS-trend write-up's rule: Send-Q
+     backs up, so look at the load generator). One socket, not the sum: Send-Q counts bytes not
+     yet acknowledged, and a client that pauses between requests (think time) delays its ACK of
+     each response, so many connections each hold one response without any client failing to
+     read; a client that stops reading fills its whole receive window;
   3. load: the load tool's cores are saturated (or it sat blocked writing its own output: the
      TPS-trend write-up's script printing into its console) while no server tier is;
   4. none: nothing is saturated, yet throughput grew less than FLAT_GROWTH while the level grew
@@ -26,7 +29,7 @@ RULES = (
     "web/lb/db/redis: that tier was busy >= %d%% of its capacity (CPU + time runnable waiting for a "
     "core, over the threads that ran, capped by its cpuset)"
     % (SATURATED * 100),
-    "client not reading: mean summed Send-Q of the server's sockets > %d KiB while web < %d%%"
+    "client not reading: the largest Send-Q of one server socket > %d KiB (mean over the step) while web < %d%%"
     % (SENDQ_BACKLOG // 1024, IDLE * 100),
     "load: the load tool was busy >= %d%% of its capacity (CPU, waiting for a core, or blocked writing "
     "its own output; an open-model tool: it started >= 5%% fewer arrivals than asked), no server tier "
@@ -50,9 +53,10 @@ def verdict(row, previous=None):
         share, tier = max(saturated)
         return tier, "%s at %d%% of its capacity" % (tier, round(share * 100))
     web = busy(row, "web")
-    send_q = row.get("send_q")
+    send_q = row.get("send_q_max")
     if send_q is not None and send_q > SENDQ_BACKLOG and (web is None or web < IDLE):
-        return "client not reading", "Send-Q %d KiB, web at %d%%" % (send_q // 1024, round((web or 0) * 100))
+        return "client not reading", "Send-Q of one socket %d KiB, web at %d%%" % (send_q // 1024,
+                                                                                  round((web or 0) * 100))
     load = busy(row, "load")
     if load is not None and load >= SATURATED:
         return "load", "load tool at %d%% of its capacity" % round(load * 100)

@@ -135,6 +135,30 @@ class Sampler(unittest.TestCase):
 
 
 class Sockets(unittest.TestCase):
+    def test_a_client_that_does_not_read_fills_one_sockets_send_q(self):
+        import socket
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(8)
+        client = socket.create_connection(srv.getsockname())
+        conn, _ = srv.accept()
+        quiet = socket.create_connection(srv.getsockname())
+        conn2, _ = srv.accept()
+        try:
+            conn.setblocking(False)
+            sent = 0
+            try:
+                while sent < 8 << 20:  # until the client's window and our buffer are full
+                    sent += conn.send(b"x" * 65536)
+            except BlockingIOError:
+                pass
+            send, _, _, send_max = tiers.socket_queues([os.getpid()])
+            self.assertGreater(send_max, 64 * 1024)
+            self.assertEqual(send, send_max)  # the other socket holds nothing
+        finally:
+            for s in (client, conn, quiet, conn2, srv):
+                s.close()
+
     def test_listen_queue_and_overflow_counter_are_read(self):
         import socket
         srv = socket.socket()
@@ -142,7 +166,7 @@ class Sockets(unittest.TestCase):
         srv.listen(8)
         clients = [socket.create_connection(srv.getsockname()) for _ in range(3)]
         try:
-            send, recv, listen = tiers.socket_queues([os.getpid()])
+            send, recv, listen, send_max = tiers.socket_queues([os.getpid()])
             self.assertEqual(listen, 3)  # three connections waiting to be accepted
             self.assertIsNotNone(tiers.listen_overflows(os.getpid()))
         finally:

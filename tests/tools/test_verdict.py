@@ -8,7 +8,7 @@ from lib import verdict  # noqa: E402,I100
 
 
 def row(level, rps, send_q=0, **busy):
-    return {"level": level, "rps": rps, "send_q": send_q,
+    return {"level": level, "rps": rps, "send_q_max": send_q,
             "tiers": {t: {"busy": b} for t, b in busy.items()}}
 
 
@@ -35,6 +35,14 @@ class Rules(unittest.TestCase):
         # the same Send-Q with a busy web tier is not that
         self.assertNotEqual(verdict.verdict(row(10, 150, send_q=3 << 20, web=0.70, load=0.3))[0],
                             "client not reading")
+
+    def test_many_sockets_each_holding_a_response_are_not_a_client_not_reading(self):
+        # think time delays each ACK: 100 connections x 4 KiB unacknowledged is 400 KiB summed,
+        # but no socket holds more than one response
+        r = row(100, 4000, web=0.3, load=0.5)
+        r["send_q"] = 400 * 1024
+        r["send_q_max"] = 4 * 1024
+        self.assertEqual(verdict.verdict(r)[0], "below limits")
 
     def test_none_when_flat_and_nothing_saturated(self):
         # the 000 write-up: web 40 %, db 21 %, locust 16 %, rps flat as users grow

@@ -1,0 +1,15 @@
+"""loadscripts/case's cases: each replays one write-up's experiment through loadscripts/steps (or
+spray) on the lab, with the write-up's load model and levels, and sets the write-up's figures next
+to the measured ones.
+
+A case module has NAME, TITLE, WRITEUP (what the write-up did and saw, a few lines), INVENTED (the
+details sutlab had to choose because the write-up did not publish them), and run(ctx), which
+returns (sections, checks): Markdown sections to print, and Check values whose conjunction is the
+verdict. common.py holds the context: the lab, steps, the output directory.
+"""
+
+from . import spray, tps_trend
+
+CASES = {m.NAME: m for m in (spray, tps_trend)}
+# the write-up cases issue 16 lists that have no replay yet
+PLANNED = ("count-pagination", "redis-cache", "php-fpm", "missing-index", "keepalive", "tls", "gzip", "scale-out")

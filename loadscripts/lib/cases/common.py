@@ -1,0 +1,106 @@
+"""What every case uses: the lab (infra/lab), stepped runs (loadscripts/steps) and their rows, the
+output directory, and the write-up-versus-measured table with its one-line verdict."""
+
+import csv
+import os
+import shlex
+import subprocess
+import time
+
+from .. import LOADSCRIPTS, REPO, procs, report
+from ..errors import RunError
+
+LAB = os.path.join(REPO, "infra", "lab")
+STEPS = os.path.join(LOADSCRIPTS, "steps")
+
+
+class Check:
+    """One figure of the write-up against the measured one: `ok` when the direction holds and the
+    value is within the stated band."""
+
+    def __init__(self, what, writeup, measured, band, ok):
+        self.what, self.writeup, self.measured, self.band, self.ok = what, writeup, measured, band, ok
+
+
+class Context:
+    """A case's run: its options, its output directory, and a log of every command."""
+
+    def __init__(self, name, out, duration=None, netns=False, progress=print):
+        self.name, self.out, self.duration, self.netns = name, out, duration, netns
+        self.quick = duration is not None  # --duration: shortened steps, and the long extras left out
+        self.repo, self.url = REPO, None
+        self.progress = progress
+        self.commands = []
+        os.makedirs(out, exist_ok=True)
+
+    def seconds(self, full):
+        """A step's seconds: the write-up's, or --duration when given (a quick look)."""
+        return self.duration or full
+
+    def run(self, argv, what, timeout=1800):
+        """argv to completion, its output appended to OUT/commands.log; RunError on failure."""
+        self.commands.append(" ".join(shlex.quote(a) for a in argv))
+        with open(os.path.join(self.out, "commands.log"), "a") as log:
+            log.write("$ %s\n" % self.commands[-1])
+            log.flush()
+            proc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, env=procs.clean_env(),
+                                  preexec_fn=procs.die_with_parent)
+        if proc.returncode != 0:
+            raise RunError("%s failed (exit %d): see %s" % (what, proc.returncode,
+                                                           os.path.join(self.out, "commands.log")))
+
+    def lab(self, *args):
+        self.run([LAB] + list(args), "infra/lab %s" % args[0])
+
+    def steps(self, label, args, in_client=None):
+        """A stepped run into OUT/label; its rows (steps.csv as dicts, numbers as floats) and its
+        Markdown table. in_client: through the netns lab's client namespace (default: --netns)."""
+        out = os.path.join(self.out, label)
+        argv = ["/usr/bin/python3", STEPS, "--out", out] + list(args)
+        if self.netns if in_client is None else in_client:
+            argv = [LAB, "exec-client", "--"] + argv
+        self.progress("case %s: %s" % (self.name, label))
+        self.run(argv, "steps (%s)" % label)
+        with open(os.path.join(out, "steps.csv"), newline="") as f:
+            rows = [{k: _number(v) for k, v in r.items()} for r in csv.DictReader(f)]
+        return rows, _markdown_of(os.path.join(self.out, "commands.log"))
+
+
+def _number(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return v
+
+
+def _markdown_of(log_path):
+    """The last Markdown table steps printed into the log."""
+    with open(log_path) as f:
+        lines = f.read().splitlines()
+    end = max(i for i, ln in enumerate(lines) if ln.startswith("|"))
+    start = end
+    while start > 0 and lines[start - 1].startswith("|"):
+        start -= 1
+    return "\n".join(lines[start:end + 1])
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def checks_table(checks):
+    rows = [[c.what, c.writeup, c.measured, c.band, "yes" if c.ok else "**no**"] for c in checks]
+    return report.table(["figure", "write-up", "measured", "reproduced when", "holds"], rows, framed=True)
+
+
+def verdict_line(checks):
+    failed = [c for c in checks if not c.ok]
+    if not failed:
+        return "verdict: reproduced (every figure above holds in direction and order of magnitude)"
+    return "verdict: not reproduced: " + "; ".join("%s (write-up %s, measured %s)" % (c.what, c.writeup, c.measured)
+                                                for c in failed)
+
+
+def stamp():
+    return time.strftime("%Y%m%d-%H%M%S")
