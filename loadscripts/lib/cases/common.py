@@ -43,7 +43,7 @@ class Context:
         with open(os.path.join(self.out, "commands.log"), "a") as log:
             log.write("$ %s\n" % self.commands[-1])
             log.flush()
-            proc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, env=procs.clean_env(),
+            proc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, env=lab_env(),
                                   preexec_fn=procs.die_with_parent)
         if proc.returncode != 0:
             raise RunError("%s failed (exit %d): see %s" % (what, proc.returncode,
@@ -64,6 +64,14 @@ class Context:
         with open(os.path.join(out, "steps.csv"), newline="") as f:
             rows = [{k: _number(v) for k, v in r.items()} for r in csv.DictReader(f)]
         return rows, _markdown_of(os.path.join(self.out, "commands.log"))
+
+
+def lab_env():
+    """The environment of the commands a case runs: no SUTLAB_<FLAG> variable (sutlab would read
+    it as a flag), but the lab's own settings (SUTLAB_LAB_*: ports, state directory, services)
+    and the netns lab's SUTLAB_URL."""
+    keep = {k: v for k, v in os.environ.items() if k.startswith("SUTLAB_LAB_") or k == "SUTLAB_URL"}
+    return procs.clean_env(keep)
 
 
 def _number(v):

@@ -28,8 +28,10 @@ INVENTED = """\
   would take most of Locust's core, leaving no "proportional at first" to see;
 - one sutlab worker."""
 
-# from one user, where a local Locust is far from saturated, to the write-up's 100
+# from one user, where a local Locust is far from saturated, to the write-up's 100; a quick look
+# (--duration) keeps three of them
 LEVELS = "1,2,5,10,25,50,100"
+QUICK_LEVELS = "1,10,100"
 STEP_SECONDS = 10
 CONSOLE_RATE = "512k"
 ECHO_BYTES = 4000
@@ -86,7 +88,8 @@ def run(ctx):
                                                "http://127.0.0.1:%s" % os.environ.get("SUTLAB_LAB_PORT", "8080"))
     console = Console(ctx)
     try:
-        common = ["--tool", "locust", "--tags", "rpc_echo", "--levels", LEVELS, "--duration", str(seconds),
+        levels = QUICK_LEVELS if ctx.quick else LEVELS
+        common = ["--tool", "locust", "--tags", "rpc_echo", "--levels", levels, "--duration", str(seconds),
                   "--warmup", "3", "--locust-arg=--echo-bytes=%d" % ECHO_BYTES, "--locust-arg=--think-time=%s" % THINK]
         off, _ = ctx.steps("print-off", common)
         on, _ = ctx.steps("print-on", common + ["--locust-arg=--print-responses=%s" % console.fifo])
@@ -101,7 +104,7 @@ def run(ctx):
                       "verdict"], _lines("off", off) + _lines("on", on), framed=True)
     sections = ["Locust `--tags rpc_echo --echo-bytes %d --think-time %s`%s, levels %s users, %d s each; "
                 "printing into `loadscripts/console --rate %s`; load average %s before, %s after"
-                % (ECHO_BYTES, THINK, " from the netns lab's client namespace" if ctx.netns else "", LEVELS, seconds,
+                % (ECHO_BYTES, THINK, " from the netns lab's client namespace" if ctx.netns else "", levels, seconds,
                    CONSOLE_RATE, before, after), measured]
     if not ctx.quick:
         sections.append("The write-up's ramp (100 users over %d s, 1 s points): %s" % (

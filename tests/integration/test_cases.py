@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+"""loadscripts/case: its refusals, and a short run of each built case on a private lab (its own
+state directory and port, the harness's PostgreSQL and Redis), asserting the table is well formed
+and the direction holds where the margin is wide:
+
+  tps-trend  printing every response into a slow console against not printing: >= 10x fewer
+             requests a second (the console renders ~125 responses a second, sutlab answers
+             thousands), and the verdict load with sutlab idle;
+  spray      inline against offload at 100 requests a second on a 2 s block: inline answers a
+             handful, offload all of them.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sutlab_testlib import free_port, source_root, sutlab_bin  # noqa: E402
+
+CASE = os.path.join(source_root(), "loadscripts", "case")
+
+
+def case(args, env=None, timeout=600):
+    base = {k: v for k, v in os.environ.items() if not k.startswith("SUTLAB_")}
+    base.update(env or {})
+    return subprocess.run(["/usr/bin/python3", CASE] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, timeout=timeout, env=base)
+
+
+def checks_of(text):
+    """{figure: (measured, holds)} from the case's write-up-versus-measured table."""
+    out = {}
+    table = text.split("## The write-up's figures next to the measured ones", 1)[1]
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[4] in ("yes", "**no**"):
+            out[cells[0]] = (cells[2], cells[4] == "yes")
+    return out
+
+
+class Refusals(unittest.TestCase):
+    def test_bad_usage_is_one_line_and_exit_2(self):
+        for args, words in ((["nope"], "unknown case"), (["count-pagination"], "no replay yet"),
+                            (["spray", "--duration", "0"], "--duration"), (["spray", "--duration", "x"], "--duration"),
+                            ([], "NAME")):
+            p = case(args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertIn(words, p.stderr)
+            self.assertEqual(p.stdout, "")
+
+
+class Smoke(unittest.TestCase):
+    def setUp(self):
+        if not os.environ.get("SUTLAB_TEST_DB_URL"):
+            self.skipTest("needs the harness's PostgreSQL (tests/harness/with-services)")
+        self.var = tempfile.mkdtemp(prefix="sutlab-case-")
+        self.out = os.path.join(self.var, "out")
+        self.env = {"SUTLAB_LAB_VAR": self.var, "SUTLAB_LAB_PORT": str(free_port()), "SUTLAB_LAB_BIN": sutlab_bin(),
+                    "SUTLAB_LAB_DB_URL": os.environ["SUTLAB_TEST_DB_URL"],
+                    "SUTLAB_LAB_REDIS_URL": os.environ.get("SUTLAB_TEST_REDIS_URL", "redis://127.0.0.1:1")}
+
+    def run_case(self, name):
+        p = case([name, "--duration", "2", "--out", self.out], env=self.env)
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
+        with open(os.path.join(self.out, "case.md")) as f:
+            doc = f.read()
+        self.assertEqual(doc.strip(), p.stdout.split("\n", 1)[1].strip())  # what it printed is what it kept
+        self.assertIn("Made by `loadscripts/case %s --duration 2" % name, doc)
+        self.assertRegex(doc, r"\nverdict: (reproduced|not reproduced: .+)\n?$")
+        self.assertRegex(doc, r"load average [\d.]+ [\d.]+ [\d.]+ before, [\d.]+ [\d.]+ [\d.]+ after")
+        return doc
+
+    def test_tps_trend_printing_costs_the_load_generator(self):
+        doc = self.run_case("tps-trend")
+        checks = checks_of(doc)
+        ratio, holds = checks["printing off / on, req/s"]
+        self.assertTrue(holds, doc)
+        self.assertGreaterEqual(float(re.search(r"\((\d+)x\)", ratio).group(1)), 10, doc)
+        self.assertTrue(checks["printing on: the server"][1], doc)
+        self.assertTrue(checks["printing on, 10-100 users: the tier that limits"][1], doc)
+        on_rows = [ln for ln in doc.splitlines() if ln.startswith("| on ")]
+        self.assertEqual(len(on_rows), 3, doc)  # one row per level of the quick look (1, 10, 100)
+        self.assertTrue(os.path.exists(os.path.join(self.out, "print-on", "steps.png")))
+
+    def test_spray_inline_fails_where_offload_answers(self):
+        doc = self.run_case("spray")
+        checks = checks_of(doc)
+        self.assertTrue(checks["blocking: success"][1], doc)
+        self.assertTrue(checks["fixed: success"][1], doc)
+        rows = {ln.split("|")[2].strip(): ln for ln in doc.splitlines() if ln.startswith("| -")}
+        self.assertEqual(set(rows), {"inline", "pool 8", "pool 50", "offload"}, doc)
+
+
+if __name__ == "__main__":
+    unittest.main()
