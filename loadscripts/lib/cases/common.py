@@ -8,6 +8,7 @@ import subprocess
 import time
 
 from .. import LOADSCRIPTS, REPO, procs, report
+from ..report import fmt
 from ..errors import RunError
 
 LAB = os.path.join(REPO, "infra", "lab")
@@ -64,6 +65,38 @@ class Context:
         with open(os.path.join(out, "steps.csv"), newline="") as f:
             rows = [{k: _number(v) for k, v in r.items()} for r in csv.DictReader(f)]
         return rows, _markdown_of(os.path.join(self.out, "commands.log"))
+
+
+def flipped(ctx, base, settings, steps_args, size="tiny", reseed=False):
+    """The lab up with the `base` flags (reseeded at `size` when asked: `up` keeps a database that
+    holds data), then for each (label, flags) of `settings` restarted with base + flags and one
+    stepped run; down at the end, whatever happened. {label: rows}."""
+    ctx.lab("down")
+    ctx.lab("up", *(["--netns"] if ctx.netns else []), "--size", size, "--", *base)
+    runs = {}
+    try:
+        if reseed:
+            ctx.lab("seed", size)
+        for label, flags in settings:
+            ctx.lab("restart", "--", *(list(base) + list(flags)))
+            runs[label], _ = ctx.steps(label, steps_args)
+    finally:
+        ctx.lab("down")
+    return runs
+
+
+def cells(label, r, keys):
+    """A measured row's cells: the label, the level, then each key (busy_* as %, *_ms to 0.1)."""
+    out = [label, "%d" % r["level"]]
+    for k in keys:
+        v = r.get(k)
+        if not isinstance(v, float):
+            out.append(str(v) if v not in (None, "") else "-")
+        elif k.startswith("busy_"):
+            out.append(fmt(100 * v, 0))
+        else:
+            out.append(fmt(v, 1 if k.endswith("_ms") else 0))
+    return out
 
 
 def lab_env():
