@@ -60,6 +60,28 @@ class BadUsage(unittest.TestCase):
             self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
             self.assertIn(bad[0], proc.stderr)
 
+    def test_console_refuses_a_bad_rate(self):
+        console = os.path.join(source_root(), "loadscripts", "console")
+        for bad in ("0", "x", "-5k", "1g"):
+            proc = subprocess.run(["/usr/bin/python3", console, "--rate", bad], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+            self.assertEqual(proc.returncode, 2, (bad, proc.stderr))
+            self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
+            self.assertIn("--rate", proc.stderr)
+
+    def test_console_renders_at_its_rate(self):
+        # 64 KiB through a 128 KiB/s console: about half a second, every byte and line counted
+        console = os.path.join(source_root(), "loadscripts", "console")
+        data = b"".join(b"%05d %s\n" % (i, b"x" * 57) for i in range(1024))  # 64 KiB, 1,024 lines
+        t0 = time.monotonic()
+        proc = subprocess.run(["/usr/bin/python3", console, "--rate", "128k"], input=data,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+        took = time.monotonic() - t0
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(b"1024 lines, 65536 bytes", proc.stderr)
+        self.assertGreater(took, 0.45)
+        self.assertLess(took, 3.0)
+
     def test_flip_refuses_a_zero_rate(self):
         proc = subprocess.run(["/usr/bin/python3", FLIP, "--handler-mode", "inline", "--rate", "0",
                                "--url", "http://127.0.0.1:1", "--spawn", "true"],
