@@ -14,6 +14,9 @@ send_q; the previous row, if any, gives the trend. The rules, first match wins:
      TPS-trend write-up's script printing into its console) while no server tier is;
   4. none: nothing is saturated, yet throughput grew less than FLAT_GROWTH while the level grew
      by LEVEL_GROWTH or more: the limit is concurrency (too few blocking workers, connections);
+     or, in an open model, where the level is the arrival rate, fewer than OPEN_SUCCESS of the
+     arrivals were answered with nothing saturated (the spray write-up: a blocked event loop or
+     a pool too small for the rate);
   5. below limits: nothing saturated and still scaling.
 """
 
@@ -22,6 +25,7 @@ IDLE = 0.50             # the web tier below this share is idle for rule 2
 SENDQ_BACKLOG = 64 * 1024
 LEVEL_GROWTH = 1.5
 FLAT_GROWTH = 1.20
+OPEN_SUCCESS = 0.90     # an open-model step that answered less than this share of its arrivals
 
 SERVER_TIERS = ("web", "lb", "db", "redis")
 
@@ -34,8 +38,9 @@ RULES = (
     "load: the load tool was busy >= %d%% of its capacity (CPU, waiting for a core, or blocked writing "
     "its own output; an open-model tool: it started >= 5%% fewer arrivals than asked), no server tier "
     "saturated" % (SATURATED * 100),
-    "none: nothing saturated, rps grew < %d%% while the level grew >= %.1fx: a concurrency limit"
-    % (round((FLAT_GROWTH - 1) * 100), LEVEL_GROWTH),
+    "none: nothing saturated, rps grew < %d%% while the level grew >= %.1fx, or an open-model step "
+    "answered < %d%% of its arrivals: a concurrency limit"
+    % (round((FLAT_GROWTH - 1) * 100), LEVEL_GROWTH, OPEN_SUCCESS * 100),
     "below limits: nothing saturated and rps still grows with the level",
 )
 
@@ -60,6 +65,9 @@ def verdict(row, previous=None):
     load = busy(row, "load")
     if load is not None and load >= SATURATED:
         return "load", "load tool at %d%% of its capacity" % round(load * 100)
+    success = row.get("success")
+    if success is not None and success < OPEN_SUCCESS:
+        return "none", "%d%% of the arrivals answered, nothing saturated" % round(success * 100)
     if previous is not None and _flat(row, previous):
         return "none", "rps %+d%% for level x%.1f, nothing saturated" % (
             round((row["rps"] / previous["rps"] - 1) * 100), row["level"] / previous["level"])

@@ -44,6 +44,16 @@ class Rules(unittest.TestCase):
         r["send_q_max"] = 4 * 1024
         self.assertEqual(verdict.verdict(r)[0], "below limits")
 
+    def test_none_when_an_open_model_step_is_mostly_unanswered(self):
+        # the spray write-up: 100 arrivals/s on a blocked loop, nothing busy, 0.5 % answered
+        r = row(100, 0.25, web=0.01, load=0.3)
+        r["success"] = 0.005
+        v, reason = verdict.verdict(r)
+        self.assertEqual(v, "none")
+        self.assertIn("0% of the arrivals", reason)
+        r["success"] = 1.0
+        self.assertEqual(verdict.verdict(r)[0], "below limits")
+
     def test_none_when_flat_and_nothing_saturated(self):
         # the 000 write-up: web 40 %, db 21 %, locust 16 %, rps flat as users grow
         rows = [row(2, 180, web=0.40, db=0.21, load=0.16), row(4, 185, web=0.41, db=0.22, load=0.2),
