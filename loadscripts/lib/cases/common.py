@@ -63,7 +63,9 @@ class Context:
         self.progress("case %s: %s" % (self.name, label))
         self.run(argv, "steps (%s)" % label)
         with open(os.path.join(out, "steps.csv"), newline="") as f:
-            rows = [{k: _number(v) for k, v in r.items()} for r in csv.DictReader(f)]
+            # words stay words: an errors cell of "0" is a count of kinds, not a figure
+            rows = [{k: v if k in ("errors", "verdict", "reason") else _number(v) for k, v in r.items()}
+                    for r in csv.DictReader(f)]
         return rows, _markdown_of(os.path.join(self.out, "commands.log"))
 
 
