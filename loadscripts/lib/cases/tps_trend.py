@@ -108,7 +108,7 @@ def run(ctx):
                    CONSOLE_RATE, before, after), measured]
     if not ctx.quick:
         sections.append("The write-up's ramp (100 users over %d s, 1 s points): %s" % (
-            10 * seconds, ", ".join(os.path.join(ctx.out, n + "_stats_history.png") for n in ("ramp-off", "ramp-on"))))
+            10 * seconds, ", ".join(os.path.join(ctx.out, n + "_time.png") for n in ("ramp-off", "ramp-on"))))
     return sections, checks(off, on)
 
 
