@@ -38,13 +38,15 @@ class Context:
         """A step's seconds: the write-up's, or --duration when given (a quick look)."""
         return self.duration or full
 
-    def run(self, argv, what, timeout=1800):
-        """argv to completion, its output appended to OUT/commands.log; RunError on failure."""
-        self.commands.append(" ".join(shlex.quote(a) for a in argv))
+    def run(self, argv, what, timeout=1800, env=None):
+        """argv to completion, its output appended to OUT/commands.log; RunError on failure.
+        env: variables added for it (a wrk script's WRK_HEADERS)."""
+        self.commands.append(" ".join(["%s=%s" % (k, shlex.quote(v)) for k, v in sorted((env or {}).items())] +
+                                      [shlex.quote(a) for a in argv]))
         with open(os.path.join(self.out, "commands.log"), "a") as log:
             log.write("$ %s\n" % self.commands[-1])
             log.flush()
-            proc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, env=lab_env(),
+            proc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, env=dict(lab_env(), **(env or {})),
                                   preexec_fn=procs.die_with_parent)
         if proc.returncode != 0:
             raise RunError("%s failed (exit %d): see %s" % (what, proc.returncode,
@@ -53,7 +55,7 @@ class Context:
     def lab(self, *args):
         self.run([LAB] + list(args), "infra/lab %s" % args[0])
 
-    def steps(self, label, args, in_client=None):
+    def steps(self, label, args, in_client=None, env=None):
         """A stepped run into OUT/label; its rows (steps.csv as dicts, numbers as floats) and its
         Markdown table. in_client: through the netns lab's client namespace (default: --netns)."""
         out = os.path.join(self.out, label)
@@ -61,7 +63,7 @@ class Context:
         if self.netns if in_client is None else in_client:
             argv = [LAB, "exec-client", "--"] + argv
         self.progress("case %s: %s" % (self.name, label))
-        self.run(argv, "steps (%s)" % label)
+        self.run(argv, "steps (%s)" % label, env=env)
         with open(os.path.join(out, "steps.csv"), newline="") as f:
             # words stay words: an errors cell of "0" is a count of kinds, not a figure
             rows = [{k: v if k in ("errors", "verdict", "reason") else _number(v) for k, v in r.items()}
@@ -69,19 +71,20 @@ class Context:
         return rows, _markdown_of(os.path.join(self.out, "commands.log"))
 
 
-def flipped(ctx, base, settings, steps_args, size="tiny", reseed=False):
+def flipped(ctx, base, settings, steps_args, size="tiny", reseed=False, up_args=(), env=None):
     """The lab up with the `base` flags (reseeded at `size` when asked: `up` keeps a database that
-    holds data), then for each (label, flags) of `settings` restarted with base + flags and one
-    stepped run; down at the end, whatever happened. {label: rows}."""
+    holds data; up_args: more of `infra/lab up`'s options, such as --rate), then for each (label,
+    flags) of `settings` restarted with base + flags and one stepped run (env: variables for its
+    load tool); down at the end, whatever happened. {label: rows}."""
     ctx.lab("down")
-    ctx.lab("up", *(["--netns"] if ctx.netns else []), "--size", size, "--", *base)
+    ctx.lab("up", *(["--netns"] if ctx.netns else []), *up_args, "--size", size, "--", *base)
     runs = {}
     try:
         if reseed:
             ctx.lab("seed", size)
         for label, flags in settings:
             ctx.lab("restart", "--", *(list(base) + list(flags)))
-            runs[label], _ = ctx.steps(label, steps_args)
+            runs[label], _ = ctx.steps(label, steps_args, env=env)
     finally:
         ctx.lab("down")
     return runs
