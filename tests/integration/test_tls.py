@@ -21,7 +21,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sutlab_testlib import (  # noqa: E402
-    RawConn, Server, build_request, free_port, header_tokens, run_cli, start_class_server, stop_class_server,
+    RawConn, Server, build_request, free_port, header_tokens, run_cli, source_root, start_class_server,
+    stop_class_server, sutlab_bin,
 )
 
 NO_DB = ["--db-url", "postgresql://nobody@127.0.0.1:1/none"]
@@ -293,6 +294,30 @@ class NoResumption(Resumption):
 
     def test_flags_report_resumption(self):
         self.assertEqual(build_flags(self.srv).get("tls-resumption"), "off")
+
+
+class FlipResumption(unittest.TestCase):
+    """loadscripts/flip --tls-resumption off: a TLS 1.2 connection per request (openssl s_time
+    -reuse) against the server with resumption on, then off. Resumed, a TLS 1.2 handshake does no
+    public-key operation: several times the connections a second (4-6x measured here), so a ratio
+    under 0.6 cannot be noise."""
+
+    def test_flip_shows_resumption_off_slower(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cert, key = make_cert(tmp)
+            port, tls_port = free_port(), free_port()
+            spawn = "%s serve --listen 127.0.0.1:%d --tls-listen 127.0.0.1:%d --tls-cert %s --tls-key %s --workers 1 %s" % (
+                sutlab_bin(), port, tls_port, cert, key, " ".join(NO_DB))
+            flip = os.path.join(source_root(), "loadscripts", "flip")
+            p = subprocess.run(["/usr/bin/python3", flip, "--tls-resumption", "off", "--spawn", spawn,
+                                "--url", "http://127.0.0.1:%d" % port, "--tls-url", "https://127.0.0.1:%d" % tls_port,
+                                "--duration", "2", "--warmup", "0", "--no-png", "--out", os.path.join(tmp, "out")],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:])
+        self.assertIn("openssl s_time", p.stdout)
+        ratio = re.search(r"^on/off\s+x([\d.]+)", p.stdout, re.M)
+        self.assertIsNotNone(ratio, p.stdout)
+        self.assertLess(float(ratio.group(1)), 0.6, p.stdout)
 
 
 class CloseMode(TLSBase):

@@ -42,6 +42,9 @@ SCENARIOS = {
             ("GET", "/work/cpu?ms=1", None)),
     "sleep": ("plain.lua", "/work/sleep?ms={sleep_ms}", [], {}, None, "GET /work/sleep?ms={sleep_ms}",
               ("GET", "/work/sleep?ms=1", None)),
+    "handshake": ("plain.lua", "/health_check", [], {}, None,
+                  "a new TLS connection per request, resumed when the server allows (openssl s_time -reuse)",
+                  ("GET", "/health_check", None)),
     "block": ("plain.lua", "/work/sleep?ms=2000", [], {}, None, "GET /work/sleep?ms=2000 (the spray write-up's 2 s block)",
               ("GET", "/work/sleep?ms=1", None)),
     "post": ("auth_post.lua", "/", ["comment"], {}, "comment",
@@ -97,7 +100,11 @@ def load_description(args, scenario):
     what = scenario_text(args, what)
     if args.probe:
         what += "; probe: wrk -t1 -c1 GET %s" % args.probe
-    if args.tool == "spray":
+    if args.tool == "s_time":
+        desc = "openssl s_time -connect %s -reuse -tls%s -time %g -www %s (one connection at a time): %s" % (
+            _host_port(args.tls_url), args.tls_version.replace(".", "_"), args.duration,
+            scenario_text(args, SCENARIOS[scenario][1]), what)
+    elif args.tool == "spray":
         desc = "loadscripts/spray --rate %g --duration %g --timeout %d (httperf, open model): %s" % (
             args.rate, args.duration, args.timeout, what)
     elif args.tool == "wrk":
@@ -152,6 +159,32 @@ def run_spray(args, url, scenario, duration, outfile):
             "p50": s["p50"], "p95": s["p95"], "p99": s["p99"], "success": s["success"],
             "errors": s["requests"] - int(round(s["success"] * s["requests"])), "duration_s": s["duration_s"],
             "bytes": None, "percentiles": None, "codes": s["codes"], "error_kinds": s["errors"]}
+
+
+def _host_port(url):
+    m = re.match(r"^https://([^:/]+)(?::(\d+))?/?$", url or "")
+    if m is None:
+        raise RunError("--tls-url wants https://HOST[:PORT], got %s" % url)
+    return "%s:%s" % (m.group(1), m.group(2) or "443")
+
+
+def run_s_time(args, scenario, duration, outfile):
+    """New TLS connections, one at a time, for `duration` seconds, each asking for the scenario's
+    path; with -reuse every connection after the first offers the session back, so the server's
+    --tls-resumption decides between a resumed and a full handshake. rps = connections a second."""
+    seconds = max(1, int(round(duration)))
+    argv = ["openssl", "s_time", "-connect", _host_port(args.tls_url), "-reuse", "-time", str(seconds),
+            "-www", scenario_text(args, SCENARIOS[scenario][1]), "-tls%s" % args.tls_version.replace(".", "_")]
+    out = run_tool(argv, seconds + 60, "openssl s_time").output
+    if outfile:
+        with open(outfile, "w") as f:
+            f.write("$ %s\n%s" % (" ".join(argv), out))
+    found = re.findall(r"(\d+) connections in ([\d.]+)s", out)
+    if not found:
+        raise RunError("openssl s_time printed no count: %s" % out.strip()[-500:])
+    n = int(found[-1][0])
+    return {"rps": n / float(seconds), "requests": n, "p50": None, "p95": None, "p99": None, "errors": 0,
+            "duration_s": seconds, "bytes": None, "percentiles": None}
 
 
 def run_locust(args, url, scenario, duration, outprefix):
@@ -235,7 +268,9 @@ def warm_up(args, target, scenario, label, base, token):
     # an open-model warm-up would leave its queue behind in the measured run
     if args.warmup > 0 and args.tool != "spray":
         log("warm-up %s (%g s)" % (label, args.warmup))
-        if args.tool == "wrk":
+        if args.tool == "s_time":
+            run_s_time(args, scenario, args.warmup, None)
+        elif args.tool == "wrk":
             run_wrk(args, target.url, scenario, args.warmup, token, None)
         else:
             run_locust(args, target.url, scenario, args.warmup, base + "-warmup")
@@ -251,7 +286,9 @@ def measure(args, target, scenario, label, rnd, token):
     log("measuring %s (%g s, %s)" % (label, args.duration, args.tool))
     side = Probe(args, target.url, base) if args.probe else None
     try:
-        if args.tool == "spray":
+        if args.tool == "s_time":
+            r = run_s_time(args, scenario, args.duration, base + ".s_time.txt")
+        elif args.tool == "spray":
             r = run_spray(args, target.url, scenario, args.duration, base + ".spray.txt")
         elif args.tool == "wrk":
             r = run_wrk(args, target.url, scenario, args.duration, token, base + ".wrk.txt")

@@ -28,6 +28,8 @@ SPECS = {
     "handler-mode": {"off": "offload", "on": "inline", "scenarios": ["block"], "probe": "/health_check",
                      "tool": "spray", "duration": 30.0},
     "indexes": {"scenarios": ["articles"]},
+    # the HAProxy sizing write-up's resumption: a handshake per request, TLS 1.2 by default
+    "tls-resumption": {"off": None, "scenarios": ["handshake"], "tool": "s_time"},
 }
 DEFAULT_SPEC = {"off": None, "scenarios": ["health"]}
 
