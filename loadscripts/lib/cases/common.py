@@ -7,7 +7,7 @@ import shlex
 import subprocess
 import time
 
-from .. import LOADSCRIPTS, REPO, procs, report
+from .. import LOADSCRIPTS, REPO, procs, report, tiers
 from ..report import fmt
 from ..errors import RunError
 
@@ -55,11 +55,24 @@ class Context:
     def lab(self, *args):
         self.run([LAB] + list(args), "infra/lab %s" % args[0])
 
-    def steps(self, label, args, in_client=None, env=None):
+    def pin_web(self, cores):
+        """Each sutlab of the lab (each instance of a scaled one) on a core of its own, taken in
+        turn from `cores`: the write-up's web tier had its cores, not the machine's."""
+        var = os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var")
+        web = tiers.lab_roots(var).get("web") or []
+        if not web:
+            raise RunError("no sutlab of the lab to pin (%s)" % var)
+        for i, pid in enumerate(web):
+            procs.pin_tree(pid, {cores[i % len(cores)]})
+        return web
+
+    def steps(self, label, args, in_client=None, env=None, cores=None):
         """A stepped run into OUT/label; its rows (steps.csv as dicts, numbers as floats) and its
         Markdown table. in_client: through the netns lab's client namespace (default: --netns)."""
         out = os.path.join(self.out, label)
         argv = ["/usr/bin/python3", STEPS, "--out", out] + list(args)
+        if cores:  # the load tool on these cores (steps and what it starts inherit them)
+            argv = ["taskset", "-c", ",".join(map(str, cores))] + argv
         if self.netns if in_client is None else in_client:
             argv = [LAB, "exec-client", "--"] + argv
         self.progress("case %s: %s" % (self.name, label))
