@@ -43,7 +43,7 @@ def checks_of(text):
 
 class Refusals(unittest.TestCase):
     def test_bad_usage_is_one_line_and_exit_2(self):
-        for args, words in ((["nope"], "unknown case"), (["scale-out"], "no replay yet"),
+        for args, words in ((["nope"], "unknown case"), (["scale-out"], "no replay of its own"),
                             (["spray", "--duration", "0"], "--duration"), (["spray", "--duration", "x"], "--duration"),
                             ([], "NAME")):
             p = case(args)

@@ -12,5 +12,6 @@ from . import count_pagination, gzip, keepalive, missing_index, php_fpm, redis_c
 
 CASES = {m.NAME: m for m in (spray, tps_trend, keepalive, count_pagination, redis_cache, gzip, missing_index,
                              php_fpm)}
-# the write-up cases issue 16 lists that have no replay yet
+# the write-up cases issue 16 lists that are not a case of their own: TLS is `flip
+# --tls-resumption off` (a handshake per request is not a steps load), scale-out php-fpm's last stage
 PLANNED = ("tls", "scale-out")
