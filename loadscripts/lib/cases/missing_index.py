@@ -66,6 +66,8 @@ def run(ctx):
         names = board_indexes(status)
         if not names:
             raise RunError("sutlab db indexes status listed no index of the blog's tables:\n" + status[-2000:])
+        # the baseline before and after the drops: their mean is the reference, so a drift of the
+        # machine over the runs does not pass for an index's effect (their spread is the noise)
         runs["(none)"] = ctx.steps("all-indexes", steps_args)[0][0]
         for name in names:
             ctx.run([_sutlab(), "db", "indexes", "off", name, "--db-url", _db_url()], "indexes off %s" % name)
@@ -73,10 +75,11 @@ def run(ctx):
                 runs[name] = ctx.steps("without-" + name, steps_args)[0][0]
             finally:
                 ctx.run([_sutlab(), "db", "indexes", "on", name, "--db-url", _db_url()], "indexes on %s" % name)
+        runs["(none, again)"] = ctx.steps("all-indexes-again", steps_args)[0][0]
     finally:
         ctx.lab("down")
     after = loadavg()
-    base = runs["(none)"]["rps"]
+    base = reference(runs)
     keys = ("rps", "p99_ms", "busy_web", "busy_db", "busy_load", "verdict")
     lines = [cells(name, r, keys) + [fmt(base / r["rps"], 2, "{}x") if r.get("rps") else "-"]
              for name, r in runs.items()]
@@ -88,9 +91,18 @@ def run(ctx):
     return sections, checks(runs)
 
 
+def reference(runs):
+    """req/s with every index: the mean of the runs before and after the drops."""
+    base = [runs[k]["rps"] for k in ("(none)", "(none, again)") if k in runs and runs[k].get("rps")]
+    return sum(base) / len(base)
+
+
 def checks(runs):
-    base = runs["(none)"]["rps"]
-    effects = {name: base / r["rps"] for name, r in runs.items() if name != "(none)" and r.get("rps")}
+    base = reference(runs)
+    effects = {name: base / r["rps"] for name, r in runs.items() if not name.startswith("(none") and r.get("rps")}
     top = max(effects, key=effects.get)
+    pair = [runs[k]["rps"] for k in ("(none)", "(none, again)") if k in runs]
+    noise = max(pair) / min(pair) if len(pair) == 2 and min(pair) else 1.0
     return [Check("the single index that matters most, with / without", "1.15x (users' name)",
-                  "%s: %.2fx" % (top, effects[top]), ">= 1.1x", effects[top] >= 1.1)]
+                  "%s: %.2fx" % (top, effects[top]), ">= 1.1x and beyond the baselines' spread (%.2fx)" % noise,
+                  effects[top] >= max(1.1, noise))]
