@@ -5,7 +5,7 @@ and the direction holds where the margin is wide:
 
   tps-trend  printing every response into a slow console against not printing: >= 10x fewer
              requests a second (the console renders ~125 responses a second, sutlab answers
-             thousands), and the verdict load with sutlab idle;
+             thousands), with sutlab idle;
   spray      inline against offload at 100 requests a second on a 2 s block: inline answers a
              handful, offload all of them.
 """
@@ -93,7 +93,10 @@ class Smoke(unittest.TestCase):
         self.assertTrue(holds, doc)
         self.assertGreaterEqual(float(re.search(r"\((\d+)x\)", ratio).group(1)), 10, doc)
         self.assertTrue(checks["printing on: the server"][1], doc)
-        self.assertTrue(checks["printing on, 10-100 users: the tier that limits"][1], doc)
+        # the tier's verdict is not asserted here: over 2 s steps the share of time Locust sits in
+        # write() is a small sample (76-94 % seen at 100 users, around the 85 % line);
+        # test_steps.PrintedResponses asserts it on a console slow enough to leave no doubt
+        self.assertIn("printing on, 10-100 users: the tier that limits", checks)
         on_rows = [ln for ln in doc.splitlines() if ln.startswith("| on ")]
         self.assertEqual(len(on_rows), 3, doc)  # one row per level of the quick look (1, 10, 100)
         self.assertTrue(os.path.exists(os.path.join(self.out, "print-on", "steps.png")))
