@@ -3,7 +3,8 @@ and the integration tests' sutlab_testlib import it (standard library only; matp
 the PNGs, imported when one is drawn). Run with Debian's /usr/bin/python3.
 
   errors    RunError: something failed to run (a tool, a server, a check)
-  procs     processes and ports: process-tree CPU ticks, pinning, listening pid, clean_env, free_port
+  procs     processes and ports: process trees, pinning, listening pid, clean_env, free_port
+  tiers     the per-tier sampler (CPU, capacity, busy, queues) steps, flip and bench read CPU through
   server    ServerProcess: start a server with flags, wait until it answers, stop it, its logs
   client    one HTTP request (header bytes counted), waiting until a server answers 200
   tools     run_tool: one load generator run, bounded, with its own CPU time

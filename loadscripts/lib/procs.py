@@ -55,20 +55,6 @@ def tree_pids(root, kids=None):
     return out
 
 
-def tree_ticks(root):
-    """CPU ticks of root's process tree: own and reaped children's ticks of every member, so
-    that a member exiting moves its time to its parent's count rather than out of the total (a
-    zombie still shows its own). None when root is None."""
-    if not root:
-        return None
-    total = 0
-    for pid in tree_pids(root):
-        st = proc_stat(pid)
-        if st is not None:
-            total += st[2] + st[3]
-    return total
-
-
 def pin_tree(root, cpus):
     """Every thread of root and of every process under it allowed on `cpus` only (a set of CPU
     numbers; what `taskset -a -p` does, for the whole tree). Children forked later inherit it.

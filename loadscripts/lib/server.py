@@ -112,10 +112,6 @@ class ServerProcess:
     def pid(self):
         return self.proc.pid if self.proc is not None else None
 
-    def cpu_ticks(self):
-        """CPU ticks of the server and what it forked, 0 once it has exited."""
-        return procs.tree_ticks(self.proc.pid) if self.running() else 0
-
     def stdout(self):
         return _read_text(self.stdout_path)
 
