@@ -55,6 +55,10 @@ static const flag_def_t flag_defs[] = {
      "sync: a worker blocks on each query, one request at a time (php-fpm); async: pipelined, non-blocking", 1},
     {"db-timeout", FLAG_INT, offsetof(config_t, db_timeout), 0, 10, 600000, NULL, "MS", "5000",
      "a query unanswered this long fails with 503 and its connection is replaced", 0},
+    {"db-latency-ms", FLAG_INT, offsetof(config_t, db_latency_ms), 0, 0, 10000, NULL, "MS", "0",
+     "every PostgreSQL query waits MS ms before it is sent, as across a network to a remote database: "
+     "the worker blocks in sync mode (as a php-fpm child waits on its socket), a timer holds it in async mode",
+     1},
     {"redis-url", FLAG_STRING, offsetof(config_t, redis_url), 0, 0, 0, NULL, "URL", "redis://127.0.0.1:6379",
      "Redis used by the cache", 0},
     {"redis-cache", FLAG_BOOL, offsetof(config_t, redis_cache), 0, 0, 0, NULL, NULL, "off",

@@ -46,6 +46,7 @@ typedef struct config {
     int db_conns;
     config_db_mode_t db_mode;
     int db_timeout; /* ms a query may take before its connection is declared dead */
+    int db_latency_ms; /* added round trip per query: a database across a network */
     const char *redis_url;
     int redis_cache;
     int cache_ttl;     /* seconds */

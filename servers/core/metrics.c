@@ -226,7 +226,8 @@ static void render_data(FILE *f, const metrics_t *m)
 {
     static const char *const cache_results[] = {"hit", "miss", "error"};
 
-    fputs("# HELP db_query_duration_seconds PostgreSQL statement time, from sending to its result.\n"
+    fputs("# HELP db_query_duration_seconds PostgreSQL statement time, from sending to its result "
+          "(with --db-latency-ms, its simulated round trip too).\n"
           "# TYPE db_query_duration_seconds histogram\n",
           f);
     for (size_t q = 0; q < m->nqueries; q++)

@@ -18,7 +18,8 @@ static void on_worker_start(server_worker_t *w, void *data)
     backends_t *b = data;
     const config_t *cfg = b->server->cfg;
     metrics_worker_t *m = &b->server->metrics.workers[w->index];
-    pg_settings_t pg = {cfg->db_url, cfg->db_conns, cfg->db_mode == CONFIG_DB_SYNC, cfg->db_timeout};
+    pg_settings_t pg = {cfg->db_url, cfg->db_conns, cfg->db_mode == CONFIG_DB_SYNC, cfg->db_timeout,
+                          cfg->db_latency_ms};
 
     if ((w->pg = pg_pool_create(w->ctx.loop, &pg, &b->registry, m)) == NULL)
         h2o_fatal("cannot create the PostgreSQL pool");

@@ -1,10 +1,12 @@
 #include "data/pg.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PG_TICK_MS 100
@@ -30,6 +32,9 @@ typedef struct pg_entry {
     int failed;       /* PGRES_FATAL_ERROR: this query is the one to blame */
     int attempts;
     uint64_t queued_ns, sent_ns;
+    uint64_t held_ns;            /* --db-latency-ms: the simulated round trip, before sending */
+    h2o_timeout_entry_t held;    /* async --db-latency-ms: on the pool's latency timer */
+    struct pg_pool *pool;        /* set while held */
     int nparams;
     char *values[PG_MAX_PARAMS]; /* point into the same allocation */
 } pg_entry_t;
@@ -78,6 +83,8 @@ struct pg_pool {
     h2o_timeout_t tick_timeout;
     h2o_timeout_entry_t tick_entry;
     int closing; /* pg_pool_destroy: no "connection down" messages */
+    h2o_timeout_t latency_timeout; /* --db-latency-ms: one duration, so entries fire in order */
+    pg_fifo_t held;                /* queries on it, oldest first */
     /* sync */
     PGconn *blocking;
     uint64_t blocking_retry_at_ms;
@@ -240,7 +247,7 @@ static void deliver(pg_pool_t *pool, pg_entry_t *e, pg_status_t status)
         if (status != PG_OK)
             metrics_add(&pool->metrics->db_errors, 1);
         if (e->sent_ns != 0)
-            metrics_histogram_observe(&pool->metrics->db_queries[e->stmt->id], now - e->sent_ns);
+            metrics_histogram_observe(&pool->metrics->db_queries[e->stmt->id], now - e->sent_ns + e->held_ns);
         if (e->handle != NULL && e->handle->rq != NULL) {
             request_t *rq = e->handle->rq;
             rq->db_ns += now - e->queued_ns;
@@ -426,7 +433,7 @@ static int conn_send(pg_conn_t *conn, pg_entry_t *e)
     e->sent_ns = request_now_ns();
     e->attempts++;
     if (e->attempts == 1)
-        metrics_histogram_observe(&conn->pool->metrics->db_pool_wait, e->sent_ns - e->queued_ns);
+        metrics_histogram_observe(&conn->pool->metrics->db_pool_wait, e->sent_ns - e->queued_ns - e->held_ns);
     fifo_push(&conn->inflight, e);
     conn->nqueries++;
     conn->batch_open = 1;
@@ -734,6 +741,21 @@ static PGresult *blocking_result(PGconn *pg, int timeout_ms, int *timed_out)
     return last;
 }
 
+/* --db-latency-ms in sync mode: the worker sleeps through the round trip,
+ * as a php-fpm child blocks on a remote database's socket. */
+static void hold_blocking(pg_pool_t *pool, pg_entry_t *e)
+{
+    struct timespec left = {pool->settings.latency_ms / 1000, (long)(pool->settings.latency_ms % 1000) * 1000000L};
+    uint64_t start;
+
+    if (pool->settings.latency_ms <= 0)
+        return;
+    start = request_now_ns();
+    while (nanosleep(&left, &left) != 0 && errno == EINTR)
+        ;
+    e->held_ns = request_now_ns() - start;
+}
+
 static void query_blocking(pg_pool_t *pool, pg_entry_t *e)
 {
     uint64_t now = real_ms();
@@ -747,8 +769,9 @@ static void query_blocking(pg_pool_t *pool, pg_entry_t *e)
             return;
         }
     }
+    hold_blocking(pool, e);
     e->sent_ns = request_now_ns();
-    metrics_histogram_observe(&pool->metrics->db_pool_wait, e->sent_ns - e->queued_ns);
+    metrics_histogram_observe(&pool->metrics->db_pool_wait, e->sent_ns - e->queued_ns - e->held_ns);
     if (PQsendQueryPrepared(pool->blocking, e->stmt->name, e->nparams, (const char *const *)e->values, NULL, NULL, 0) ==
         1)
         e->result = blocking_result(pool->blocking, pool->settings.timeout_ms + PG_GRACE_MS, &timed_out);
@@ -764,6 +787,30 @@ static void query_blocking(pg_pool_t *pool, pg_entry_t *e)
         pool->blocking = NULL;
         deliver(pool, e, PG_UNAVAILABLE);
     }
+}
+
+/* --- async: --db-latency-ms ---------------------------------------------------- */
+
+/* Every held query has the same duration on one timer, so they fire in the
+ * order they were held and the one firing is the oldest. */
+static void on_held(h2o_timeout_entry_t *entry)
+{
+    pg_entry_t *e = H2O_STRUCT_FROM_MEMBER(pg_entry_t, held, entry);
+    pg_pool_t *pool = e->pool;
+    pg_entry_t *head = fifo_pop(&pool->held);
+
+    assert(head == e);
+    (void)head;
+    e->held_ns = request_now_ns() - e->queued_ns;
+    submit(pool, e);
+}
+
+static void hold(pg_pool_t *pool, pg_entry_t *e)
+{
+    e->pool = pool;
+    e->held.cb = on_held;
+    fifo_push(&pool->held, e);
+    h2o_timeout_link(pool->loop, &pool->latency_timeout, &e->held);
 }
 
 /* --- public ---------------------------------------------------------------- */
@@ -792,6 +839,7 @@ pg_pool_t *pg_pool_create(h2o_evloop_t *loop, const pg_settings_t *settings, con
     pool->sync_entry.cb = on_sync_timer;
     h2o_timeout_init(loop, &pool->tick_timeout, PG_TICK_MS);
     pool->tick_entry.cb = on_tick;
+    h2o_timeout_init(loop, &pool->latency_timeout, (uint64_t)settings->latency_ms);
     for (size_t i = 0; i < pool->nconns; i++) {
         pool->conns[i].pool = pool;
         pool->conns[i].backoff_ms = PG_BACKOFF_MIN_MS;
@@ -815,12 +863,16 @@ void pg_pool_destroy(pg_pool_t *pool)
     for (size_t i = 0; i < pool->nconns; i++)
         conn_fail(&pool->conns[i], "shutting down");
     fail_all(pool, fifo_take(&pool->waiting));
+    for (pg_entry_t *e = pool->held.head; e != NULL; e = e->next)
+        h2o_timeout_unlink(&e->held);
+    fail_all(pool, fifo_take(&pool->held));
     if (h2o_timeout_is_linked(&pool->tick_entry))
         h2o_timeout_unlink(&pool->tick_entry);
     if (h2o_timeout_is_linked(&pool->sync_entry))
         h2o_timeout_unlink(&pool->sync_entry);
     h2o_timeout_dispose(pool->loop, &pool->sync_timeout);
     h2o_timeout_dispose(pool->loop, &pool->tick_timeout);
+    h2o_timeout_dispose(pool->loop, &pool->latency_timeout);
     free(pool->conns);
     free(pool);
 }
@@ -830,6 +882,8 @@ void pg_query(pg_pool_t *pool, request_t *rq, const pg_statement_t *stmt, const 
     pg_entry_t *e = entry_new(stmt, values, rq, cb);
     if (pool->settings.sync)
         query_blocking(pool, e);
+    else if (pool->settings.latency_ms > 0)
+        hold(pool, e);
     else
         submit(pool, e);
 }

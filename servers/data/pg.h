@@ -10,6 +10,11 @@
  *   sync (--db-mode sync): the worker blocks on one connection and the
  *     callback runs before pg_query() returns, like a php-fpm child.
  *
+ * --db-latency-ms adds a remote database's round trip to every query: the
+ * sync worker sleeps before sending, the async pool holds the query on a
+ * timer. It counts in the query's duration and Server-Timing, not in the
+ * pool wait.
+ *
  * Handlers must therefore accept a callback that runs either before or after
  * pg_query() returns. Every statement is prepared once per connection.
  *
@@ -81,6 +86,7 @@ typedef struct pg_settings {
     int conns;
     int sync;       /* --db-mode sync */
     int timeout_ms; /* --db-timeout */
+    int latency_ms; /* --db-latency-ms: each query is held this long before it is sent */
 } pg_settings_t;
 
 typedef struct pg_pool pg_pool_t;
