@@ -24,11 +24,10 @@ static void send_413(bodycap_set_t *set, h2o_socket_t *sock)
     h2o_mem_init_pool(&pool);
     h2o_get_timestamp(set->ctx, &pool, &ts);
     len = snprintf(out, sizeof(out),
-                   "HTTP/1.1 413 Payload Too Large\r\nDate: %s\r\nServer: %.*s\r\nConnection: close\r\n"
+                   "HTTP/1.1 413 Payload Too Large\r\nDate: %s\r\nServer: %s\r\nConnection: close\r\n"
                    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
                    "Server-Timing: db;dur=0.000, cache;dur=0.000, app;dur=0.000\r\n\r\n%s",
-                   ts.str->rfc1123, (int)set->ctx->globalconf->server_name.len,
-                   set->ctx->globalconf->server_name.base, strlen(json), json);
+                   ts.str->rfc1123, request_server_name, strlen(json), json);
     h2o_mem_clear_pool(&pool);
     if (fd == -1 || len <= 0 || (size_t)len >= sizeof(out))
         return;

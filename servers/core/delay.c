@@ -5,9 +5,7 @@
 void delay_set_init(delay_set_t *set, h2o_loop_t *loop)
 {
     set->loop = loop;
-    h2o_timeout_init(loop, &set->levels[0], 0);
-    for (size_t i = 1; i < DELAY_NLEVELS; i++)
-        h2o_timeout_init(loop, &set->levels[i], UINT64_C(1) << (i - 1));
+    set->ready = 0;
 }
 
 /* The level for `left` ms: 0 if nothing is left, else the longest duration
@@ -24,8 +22,15 @@ static size_t level_for(uint64_t left)
 
 static void link_next(delay_t *d)
 {
-    uint64_t now = h2o_now(d->set->loop);
-    h2o_timeout_link(d->set->loop, &d->set->levels[level_for(d->due > now ? d->due - now : 0)], &d->entry);
+    delay_set_t *set = d->set;
+    uint64_t now = h2o_now(set->loop);
+    size_t i = level_for(d->due > now ? d->due - now : 0);
+
+    if ((set->ready & (UINT32_C(1) << i)) == 0) {
+        h2o_timeout_init(set->loop, &set->levels[i], i == 0 ? 0 : UINT64_C(1) << (i - 1));
+        set->ready |= UINT32_C(1) << i;
+    }
+    h2o_timeout_link(set->loop, &set->levels[i], &d->entry);
 }
 
 static void on_hop(h2o_timeout_entry_t *entry)

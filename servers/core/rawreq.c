@@ -83,11 +83,12 @@ static int header_is(const char *p, size_t n, const char *name, const char *want
 int rawreq_head(const char *buf, size_t len, size_t *from, rawreq_head_t *head)
 {
     size_t i = *from > 2 ? *from - 2 : 0, end = 0;
+    const char *nl;
 
-    /* the head ends at "\n\r\n" or "\n\n" (libh2o takes bare LFs too) */
-    for (; i < len; i++) {
-        if (buf[i] != '\n')
-            continue;
+    /* the head ends at "\n\r\n" or "\n\n" (libh2o takes bare LFs too);
+     * memchr, not a byte loop: this runs on every plain request */
+    while (i < len && (nl = memchr(buf + i, '\n', len - i)) != NULL) {
+        i = (size_t)(nl - buf);
         if (i + 1 < len && buf[i + 1] == '\n') {
             end = i + 2;
             break;
@@ -96,6 +97,7 @@ int rawreq_head(const char *buf, size_t len, size_t *from, rawreq_head_t *head)
             end = i + 3;
             break;
         }
+        i++;
     }
     if (end == 0) {
         *from = len;
@@ -106,12 +108,15 @@ int rawreq_head(const char *buf, size_t len, size_t *from, rawreq_head_t *head)
     for (const char *p = buf, *stop = buf + end; p < stop;) {
         const char *eol = memchr(p, '\n', (size_t)(stop - p));
         size_t n = (size_t)(eol - p);
+        char first = (char)(*p | 0x20);
         if (n > 0 && p[n - 1] == '\r')
             n--;
-        if (p != buf) { /* not the request line */
+        /* not the request line; only two names matter, so most lines stop
+         * at their first letter */
+        if (p != buf && first == 't')
             head->chunked |= header_is(p, n, "transfer-encoding", "chunked");
+        else if (p != buf && first == 'e')
             head->expect |= header_is(p, n, "expect", NULL);
-        }
         p = eol + 1;
     }
     return 1;

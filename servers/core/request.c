@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "build_config.h"
 #include "core/respond.h"
 #include "core/server.h"
 
@@ -155,6 +156,8 @@ static void replace_error_body(h2o_req_t *req, h2o_ostream_t ***slot)
     *slot = &os->super.next;
 }
 
+const char request_server_name[] = "sutlab/" SUTLAB_VERSION;
+
 /* Writes ns as milliseconds with three decimals ("12.345"). Integer-only:
  * printf's floating-point path cost ~10% of a cache hit's user time. */
 static char *put_ms(char *p, uint64_t ns)
@@ -162,6 +165,11 @@ static char *put_ms(char *p, uint64_t ns)
     uint64_t us = ns / 1000, ms = us / 1000, frac = us % 1000;
     char digits[20];
     int n = 0;
+
+    if (us == 0) { /* no database or cache time: most responses, twice */
+        memcpy(p, "0.000", 5);
+        return p + 5;
+    }
     do {
         digits[n++] = (char)('0' + ms % 10);
         ms /= 10;
@@ -185,6 +193,8 @@ static void on_filter_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostr
     if (req->res.status >= 400 && !has_json_body(req))
         replace_error_body(req, &slot);
 
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_SERVER, NULL, request_server_name,
+                   sizeof(request_server_name) - 1);
     timing = p = h2o_mem_alloc_pool(&req->pool, 96);
     memcpy(p, "db;dur=", 7);
     p = put_ms(p + 7, rq != NULL ? rq->db_ns : 0);

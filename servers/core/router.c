@@ -57,6 +57,7 @@ int router_add(router_t *r, unsigned methods, const char *tmpl, void *handler)
     route->template = tmpl;
     route->methods = methods;
     route->handler = handler;
+    r->by_nsegments[route->nsegments][r->nby_nsegments[route->nsegments]++] = (unsigned char)r->nroutes;
     return (int)r->nroutes++;
 }
 
@@ -125,8 +126,8 @@ router_status_t router_match(const router_t *r, unsigned method, const char *pat
     if (method == ROUTER_HEAD)
         method |= ROUTER_GET;
 
-    for (size_t i = 0; i < r->nroutes; i++) {
-        const router_route_t *route = &r->routes[i];
+    for (size_t i = 0; i < r->nby_nsegments[nsegs]; i++) {
+        const router_route_t *route = &r->routes[r->by_nsegments[nsegs][i]];
         long s = score(route, segs, nsegs);
         if (s < 0)
             continue;
@@ -144,9 +145,11 @@ router_status_t router_match(const router_t *r, unsigned method, const char *pat
     if (best == NULL || best_score < any_score) {
         /* The most specific template for this path does not take the method:
          * report the methods of every template at that same specificity. */
-        for (size_t i = 0; i < r->nroutes; i++)
-            if (score(&r->routes[i], segs, nsegs) == any_score)
-                allowed |= r->routes[i].methods;
+        for (size_t i = 0; i < r->nby_nsegments[nsegs]; i++) {
+            const router_route_t *route = &r->routes[r->by_nsegments[nsegs][i]];
+            if (score(route, segs, nsegs) == any_score)
+                allowed |= route->methods;
+        }
         if (best == NULL || (allowed & method) == 0) {
             if (allowed & ROUTER_GET)
                 allowed |= ROUTER_HEAD;

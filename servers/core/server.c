@@ -439,7 +439,7 @@ int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen)
     router_init(&s->router);
 
     h2o_config_init(&s->globalconf);
-    s->globalconf.server_name = h2o_iovec_init(H2O_STRLIT("sutlab/" SUTLAB_VERSION));
+    s->globalconf.server_name = h2o_iovec_init(NULL, 0); /* the response filter adds it: see request.h */
     s->globalconf.max_request_entity_size = 1024 * 1024;
     s->globalconf.filecache.capacity = 256; /* libh2o's default, 0, opens every file per request */
     /* The request timeout is both the idle keep-alive timeout and the time a

@@ -839,7 +839,8 @@ pg_pool_t *pg_pool_create(h2o_evloop_t *loop, const pg_settings_t *settings, con
     pool->sync_entry.cb = on_sync_timer;
     h2o_timeout_init(loop, &pool->tick_timeout, PG_TICK_MS);
     pool->tick_entry.cb = on_tick;
-    h2o_timeout_init(loop, &pool->latency_timeout, (uint64_t)settings->latency_ms);
+    if (settings->latency_ms > 0) /* libh2o visits every timer of a loop on every pass */
+        h2o_timeout_init(loop, &pool->latency_timeout, (uint64_t)settings->latency_ms);
     for (size_t i = 0; i < pool->nconns; i++) {
         pool->conns[i].pool = pool;
         pool->conns[i].backoff_ms = PG_BACKOFF_MIN_MS;
@@ -872,7 +873,8 @@ void pg_pool_destroy(pg_pool_t *pool)
         h2o_timeout_unlink(&pool->sync_entry);
     h2o_timeout_dispose(pool->loop, &pool->sync_timeout);
     h2o_timeout_dispose(pool->loop, &pool->tick_timeout);
-    h2o_timeout_dispose(pool->loop, &pool->latency_timeout);
+    if (pool->settings.latency_ms > 0)
+        h2o_timeout_dispose(pool->loop, &pool->latency_timeout);
     free(pool->conns);
     free(pool);
 }
