@@ -24,7 +24,7 @@ NGINX = "/usr/sbin/nginx"
 PG_BIN = "/usr/lib/postgresql/15/bin"
 PGBENCH = os.path.join(PG_BIN, "pgbench")
 PSQL = os.path.join(PG_BIN, "psql")
-DB_SUITES = ("delivery", "dbmode", "board")  # run beside a private PostgreSQL and Redis
+DB_SUITES = ("delivery", "dbmode", "board", "cost")  # run beside a private PostgreSQL and Redis
 
 NOISE_NOTE = ("note: this machine is noisy and drifts by tens of percent between runs; trust the "
               "ratios of one alternating run more than absolute numbers, and rerun before concluding.")
@@ -213,7 +213,7 @@ def first_line(argv):
 def environment_line(sutlab_bin, args):
     with open("/proc/cpuinfo") as f:
         m = re.search(r"^model name\s*:\s*(.*)$", f.read(), re.M)
-    tools = [re.sub(r"\s*Copyright.*$", "", first_line(["wrk", "-v"]))]
+    tools = [re.sub(r"\s*Copyright.*$", "", first_line(["wrk", "-v"]))] if set(args.suite) - {"cost"} else []
     if "static" in args.suite:
         tools.append(first_line([NGINX, "-v"]))
     if any(x in args.suite for x in DB_SUITES):
@@ -221,6 +221,8 @@ def environment_line(sutlab_bin, args):
         tools.append(re.sub(r" sha=.*$", "", first_line(["redis-server", "--version"])))
     if "delivery" in args.suite or "board" in args.suite:
         tools.append(first_line([PGBENCH, "--version"]))
+    if "cost" in args.suite:
+        tools += [first_line(["valgrind", "--version"]), first_line(["strace", "-V"])]
     return ("env: nproc=%d (%s), kernel %s, %s, sutlab %s"
             % (os.cpu_count() or 0, m.group(1).strip() if m else "?", platform.release(), ", ".join(tools),
                first_line([sutlab_bin, "--version"])))
