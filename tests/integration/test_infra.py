@@ -522,7 +522,8 @@ class OfflineValidation(unittest.TestCase):
             self.assertEqual(svc["sutlab"]["depends_on"]["seed"]["condition"], "service_completed_successfully")
             self.assertEqual(svc["seed"]["depends_on"]["postgres"]["condition"], "service_healthy")
             self.assertEqual(svc["seed"]["environment"]["SEED_SIZE"], profile_env.get("SUTLAB_SEED_SIZE", "small"))
-            self.assertEqual(svc["haproxy"]["ports"][0]["target"], 8080)
+            # docker-compose 1.29 renders a port with a host address as "ADDR:PUBLISHED:TARGET/tcp"
+            self.assertEqual(svc["haproxy"]["ports"], ["0.0.0.0:8080:8080/tcp"])
             self.assertEqual(svc["seed"]["build"]["dockerfile"], "infra/deploy/container/Dockerfile")
             self.assertEqual(os.path.realpath(svc["seed"]["build"]["context"]), os.path.realpath(ROOT))
             for name in ("seed", "sutlab"):
