@@ -10,7 +10,7 @@
  *
  * A level joins the loop only when first used: libh2o 2.2.5 visits every
  * timer of a loop on every pass, and 18 idle ones cost a trivial request
- * about 5 % of its instructions.
+ * about 4 % of its instructions (callgrind, /health_check).
  *
  * Worker thread only: set-up, start, cancel and the callbacks all run on the
  * thread of the loop. A delay_t must stay allocated until it fired or was

@@ -53,15 +53,23 @@ static void expect_same(const unsigned char *s, size_t len, const char *what, si
                   len, at, (int)w.len, w.buf, (int)n, want);
 }
 
-/* Every byte value at every position of strings from 0 to 24 bytes, the rest plain letters or
+/* Every byte value at every position of strings from 0 to 24 bytes and of 31-33 and 40, the rest plain letters or
  * bytes just above the special ones: covers a special byte in each lane of a word, in the tail,
  * and at the word boundaries. */
+static size_t next_length(size_t len)
+{
+    if (len < 24 || (len >= 31 && len < 33))
+        return len + 1;
+    return len == 24 ? 31 : len == 33 ? 40 : len + 1;
+}
+
 START_TEST(every_byte_at_every_position)
 {
-    unsigned char s[24];
+    unsigned char s[40];
     static const unsigned char fillers[] = {'a', 0x21, 0x23, 0x5d, 0x7f, 0x80, 0xa2, 0xdc, 0xff, 0x20};
     for (size_t f = 0; f < sizeof(fillers); f++) {
-        for (size_t len = 0; len <= sizeof(s); len++) {
+        /* every length up to 24, then around two 16-byte blocks and their tail */
+        for (size_t len = 0; len <= sizeof(s); len = next_length(len)) {
             memset(s, fillers[f], len);
             expect_same(s, len, "filler only", 0);
             for (size_t at = 0; at < len; at++) {
@@ -86,6 +94,7 @@ START_TEST(several_specials_and_utf8)
         "\xea\xb0\x95\xeb\x82\xa8 Gangnam-gu \xec\x84\x9c\xec\x9a\xb8", /* UTF-8 copied as it is */
         "\x1f\x20\x21\x22\x5b\x5c\x5d\x7f",
         "12345678\"2345678\\2345678\n",
+        "\"23456789abcde\\\t23456789abcde\"x234567\n", /* a special at both ends of two blocks and the tail */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         expect_same((const unsigned char *)cases[i], strlen(cases[i]), cases[i], 0);
