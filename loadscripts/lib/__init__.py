@@ -15,6 +15,7 @@ the PNGs, imported when one is drawn). Run with Debian's /usr/bin/python3.
   report    fmt, ratio, medians, table: None is the one missing value
   driver    contenders alternated in rounds (A B C, then C B A), results as values
   plots     the PNGs (matplotlib, Agg)
+  callgrind callgrind files -> self cost per object and function (bench's cost suite)
   bench/    loadscripts/bench's suites;  flip/  loadscripts/flip's targets, load and report
 
 A run's result is a dict: requests, rps, errors (socket_errors + status_errors), p50/p99/...
