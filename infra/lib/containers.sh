@@ -242,6 +242,13 @@ c_remove() {
   fi
 }
 
+# c_podman_start CONTAINER...: podman start, quiet about the health-check timers it cannot make
+# without systemd (the HEALTHCHECKs still run on demand: podman healthcheck run, infra/lab status).
+c_podman_start() {
+  local out
+  out=$(podman start "$@" 2>&1) || { printf '%s\n' "$out" >&2; die "podman start $* failed"; }
+}
+
 # c_wait_exec SECONDS WHAT CONTAINER CMD...: until CMD succeeds inside CONTAINER.
 c_wait_exec() {
   local secs=$1 what=$2 ctr=$3 deadline
@@ -278,7 +285,7 @@ c_wait_backends() {
 
 # c_up N SIZE FLAGS...: the whole stack, from images to seeded data and N backends in rotation.
 c_up() {
-  local n=$1 size=$2 t0=$SECONDS t1 rc f i
+  local n=$1 size=$2 t0=$SECONDS t1 rc f i ctr
   shift 2
   c_conf
   c_images
@@ -302,20 +309,29 @@ c_up() {
   } > "$C_DIR/compose.lab.yml"
   printf 'PROJECT=%s\nN=%s\nPORT=%s\nIMAGE=%s\n' "$C_PROJECT" "$n" "$C_PORT" "$C_IMAGE" > "$C_DIR/lab.conf"
   t1=$SECONDS
-  step "starting PostgreSQL and Redis ($C_PROJECT)"
-  c_compose up -d --no-build postgres redis || c_compose_failed "podman-compose up postgres redis failed"
+  # podman-compose 1.0.3 knows neither depends_on conditions nor profiles: it creates the services
+  # named here, and the start follows the conditions of the compose file by hand.
+  step "creating the containers of $C_PROJECT (podman-compose)"
+  # (not -d: with --no-start, 1.0.3 passes it on to podman create, which refuses it)
+  c_compose up --no-start --no-build postgres redis seed sutlab haproxy ||
+    c_compose_failed "podman-compose could not create the containers"
+  # podman-compose 1.0.3 exits 0 when a podman command of it failed: check what it made
+  for ctr in "$(c_name postgres)" "$(c_name redis)" "$(c_name seed)" "$(c_name haproxy)" \
+             $(for i in $(seq 1 "$n"); do c_name sutlab "$i"; done); do
+    podman container exists "$ctr" || c_compose_failed "podman-compose did not create the container $ctr"
+  done
+  step "starting PostgreSQL and Redis"
+  c_podman_start "$(c_name postgres)" "$(c_name redis)"
   c_wait_exec 60 PostgreSQL "$(c_name postgres)" pg_isready -q -h 127.0.0.1 -U postgres -d sutlab
   c_wait_exec 30 Redis "$(c_name redis)" redis-cli ping
   step "migrating and seeding ($size)"
-  c_compose up -d --no-build seed || c_compose_failed "podman-compose up seed failed"
+  c_podman_start "$(c_name seed)"
   rc=$(podman wait "$(c_name seed)" 2>/dev/null) || rc=1
   podman logs "$(c_name seed)" 2>&1 | tail -n 3 | sed 's/^/  seed: /'
   [ "$rc" = 0 ] || die "the seeding job exited $rc (podman logs $(c_name seed))"
   step "starting $n x sutlab and HAProxy on 127.0.0.1:$C_PORT"
-  c_compose up -d --no-build sutlab haproxy || c_compose_failed "podman-compose up sutlab haproxy failed"
-  for i in $(seq 1 "$n"); do
-    podman container exists "$(c_name sutlab "$i")" || c_compose_failed "container $(c_name sutlab "$i") was not created"
-  done
+  for i in $(seq 1 "$n"); do c_podman_start "$(c_name sutlab "$i")"; done
+  c_podman_start "$(c_name haproxy)"
   if ! c_wait_backends "$n" 60; then
     for i in $(seq 1 "$n"); do podman logs --tail 5 "$(c_name sutlab "$i")" 2>&1 | sed "s/^/  sutlab $i: /"; done
     die "the stack did not come up (infra/lab logs; podman-compose log: $LOGDIR/containers-compose.log)"
@@ -369,4 +385,30 @@ c_logs() {
     exec podman logs -f -n --tail 20 "${names[@]}"
   fi
   podman logs -n --tail 20 "${names[@]}"
+}
+
+# c_up_count: how many sutlab servers HAProxy sees UP.
+c_up_count() { c_lb_states | awk '$2 == "UP"' | wc -l; }
+
+# c_restart: rolling restart of the sutlab containers, one at a time: podman stop sends SIGTERM
+# (sutlab closes its listeners, finishes in-flight requests, exits 0), HAProxy ejects it and sends
+# its traffic to the others; it is started again and must be back in rotation before the next.
+c_restart() {
+  local i name t code deadline
+  c_load || die "no container lab is up (infra/lab up --containers)"
+  c_use_conf
+  c_wait_backends "$C_N" 30 || die "not every sutlab container is in rotation: no rolling restart"
+  for i in $(seq 1 "$C_N"); do
+    name=$(c_name sutlab "$i")
+    t=$SECONDS
+    podman stop -t 20 "$name" >/dev/null 2>&1 || die "podman stop $name failed"
+    code=$(podman inspect --format '{{.State.ExitCode}}' "$name")
+    say "sutlab $i: SIGTERM, exited $code after $((SECONDS - t)) s$([ "$code" = 0 ] || echo ' (not a graceful stop)')"
+    deadline=$((SECONDS + 5))
+    while [ "$(c_up_count)" -ge "$C_N" ] && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.2; done
+    c_podman_start "$name"
+    c_wait_backends "$C_N" 30 || die "sutlab $i did not come back into rotation (podman logs $name)"
+    podman healthcheck run "$name" >/dev/null 2>&1 || die "sutlab $i: its HEALTHCHECK fails after the restart"
+    say "sutlab $i: back in rotation after $((SECONDS - t)) s"
+  done
 }
