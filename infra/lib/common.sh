@@ -15,6 +15,9 @@ TEST_PKGS+=(python3-locust python3-matplotlib hey httperf)  # loadscripts tests 
 TEST_PKGS+=(jmeter jmeter-http groovy)  # the JMeter plan run for real (loadscripts/jmeter/run)
 TEST_PKGS+=(haproxy iproute2 docker-compose nodejs systemd)  # infra tests (+ npm: see infra/lab test)
 TEST_PKGS+=(clang-14 libclang-rt-14-dev)  # libFuzzer targets (tests/fuzz, build-fuzz)
+# The container lab (infra/lab up --containers, infra/lib/containers.sh) and its tests.
+CONTAINER_PKGS=(podman podman-compose runc netavark aardvark-dns debootstrap curl)
+TEST_PKGS+=("${CONTAINER_PKGS[@]}")
 TEST_PKGS+=(valgrind strace)  # bench --suite cost (tests/integration/test_cost.py)
 
 say()  { printf '%s\n' "$*"; }

@@ -34,8 +34,6 @@ C_IMAGE=localhost/sutlab:${C_VERSION:-dev}
 # service -> image of the stand-ins (the override file names the same tags)
 C_STANDINS=(postgres:localhost/sutlab-lab-postgres:15 redis:localhost/sutlab-lab-redis:7
             haproxy:localhost/sutlab-lab-haproxy:2.6)
-# shellcheck disable=SC2034  # used by infra/lab
-CONTAINER_PKGS=(podman podman-compose runc netavark aardvark-dns debootstrap curl)
 
 case $C_PORT in ''|*[!0-9]*) die "SUTLAB_LAB_CONTAINER_PORT must be a port number, got '$C_PORT'" ;; esac
 case $C_PROJECT in

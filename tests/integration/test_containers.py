@@ -1,0 +1,384 @@
+#!/usr/bin/python3
+"""Integration tests: the container lab (`infra/lab up --containers`), run for real with podman.
+
+One stack for the class: the images built by infra/lab (a debootstrap Debian base, sutlab's image from
+infra/deploy/container/Dockerfile, stand-ins for PostgreSQL, Redis and HAProxy), the compose file
+started by podman-compose with 2 sutlab containers (`--redis-cache`) behind HAProxy, from a private
+state directory, project name and port. Then, under wrk load through HAProxy, with a writer posting
+stores all along:
+
+- `podman kill` one sutlab: no failed request beyond those in flight on it; HAProxy marks it DOWN,
+  and UP again after `podman start`;
+- `podman stop` PostgreSQL: sutlab answers 503 (its own JSON, with Retry-After), then 200 again
+  after `podman start`, with the same sutlab processes (nothing restarted);
+- `podman pause` Redis: the listing keeps answering 200 from PostgreSQL (X-Cache: BYPASS);
+- `infra/lab restart --containers` (one at a time, SIGTERM, graceful drain): no failed request;
+- every write the server acknowledged (201) is in PostgreSQL afterwards, and after `up` again.
+
+Skipped, saying so, only when podman or podman-compose is not installed (infra/lab test installs
+them) or when not root (rootful podman). The first run on a machine builds the images (debootstrap
+and apt inside the builds: minutes); later runs find them cached.
+"""
+
+import http.client
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sutlab_testlib import port_is_free, source_root  # noqa: E402
+from lib.parsers import parse_wrk  # noqa: E402
+# cleanups run even when meson's timeout terminates the run (test_infra's SIGTERM/SIGINT handler)
+from test_infra import _EMERGENCY  # noqa: E402
+
+ROOT = source_root()
+LAB = os.path.join(ROOT, "infra", "lab")
+N = 2
+UP_TIMEOUT = 1500  # a first run builds every image
+
+def engine_missing():
+    missing = [t for t in ("podman", "podman-compose") if not shutil.which(t)]
+    if missing:
+        return "%s not installed (infra/lab test installs podman, podman-compose, runc, netavark)" % ", ".join(missing)
+    if os.geteuid() != 0:
+        return "the container lab runs rootful podman: run as root (CI does)"
+    return None
+
+
+def container_port():
+    rnd = random.Random()
+    for _ in range(200):
+        port = rnd.randrange(20000, 32000)
+        if port_is_free(port):
+            return port
+    raise AssertionError("no free port")
+
+
+class Lab:
+    """infra/lab with a private state directory, project name and front port."""
+
+    def __init__(self):
+        self.var = tempfile.mkdtemp(prefix="sutlab-clab-")
+        self.project = "sutlab-t" + uuid.uuid4().hex[:6]
+        self.port = container_port()
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("SUTLAB_")}
+        self.env.update(SUTLAB_LAB_VAR=self.var, SUTLAB_LAB_PROJECT=self.project,
+                        SUTLAB_LAB_CONTAINER_PORT=str(self.port))
+        self.conf = os.path.join(self.var, "containers", "containers.conf")
+
+    def run(self, *args, timeout=180, check=True):
+        proc = subprocess.run(["bash", LAB] + list(args), env=self.env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise AssertionError("infra/lab %s exited %d:\n%s" % (" ".join(args), proc.returncode, proc.stdout[-5000:]))
+        return proc
+
+    def podman(self, *args, check=True, timeout=60):
+        proc = subprocess.run(["podman"] + list(args), env=dict(self.env, CONTAINERS_CONF=self.conf),
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise AssertionError("podman %s exited %d: %s" % (" ".join(args), proc.returncode, proc.stderr[-2000:]))
+        return proc.stdout.strip()
+
+    def name(self, service, i=1):
+        return "%s_%s_%d" % (self.project, service, i)
+
+    def started_at(self, service, i=1):
+        return self.podman("inspect", "--format", "{{.State.StartedAt}}", self.name(service, i))
+
+    def ip(self, service, i=1):
+        return self.podman("inspect", "--format", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+                           self.name(service, i))
+
+    def psql(self, sql):
+        return self.podman("exec", self.name("postgres"), "psql", "-X", "-q", "-At", "-U", "postgres", "-d", "sutlab",
+                           "-c", sql)
+
+    def destroy(self):
+        if os.path.exists(self.conf):
+            subprocess.run(["bash", LAB, "down"], env=self.env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+            subprocess.run(["podman", "volume", "rm", "-f", "%s_pgdata" % self.project],
+                           env=dict(self.env, CONTAINERS_CONF=self.conf), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=60)
+        shutil.rmtree(self.var, ignore_errors=True)
+
+
+def http_req(host, port, method, path, body=None, headers=None, timeout=5):
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    finally:
+        conn.close()
+
+
+class Writer(threading.Thread):
+    """POST /stores through the front, one request at a time, until stopped: the ids acknowledged
+    (201) and the count of every other outcome."""
+
+    def __init__(self, port, token):
+        super().__init__(daemon=True)
+        self.port, self.token = port, token
+        self.acked, self.failed = [], 0
+        self.halt = threading.Event()
+
+    def run(self):
+        headers = {"Content-Type": "application/json", "Authorization": "Token " + self.token}
+        while not self.halt.is_set():
+            name = "drill %s" % uuid.uuid4().hex[:12]
+            body = json.dumps({"name": name, "phone": "02-123", "address": "Drill-ro 1", "introduction": "x",
+                               "categoryId": 1})
+            try:
+                status, _, data = http_req("127.0.0.1", self.port, "POST", "/stores", body, headers, timeout=10)
+            except (OSError, http.client.HTTPException):
+                status, data = 0, b""
+            if status == 201:
+                self.acked.append((json.loads(data)["id"], name))
+            else:
+                self.failed += 1
+            time.sleep(0.02)
+
+    def stop(self):
+        self.halt.set()
+        self.join(30)
+
+
+@unittest.skipIf(engine_missing(), engine_missing() or "")
+class ContainerLab(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.lab = Lab()
+        _EMERGENCY.append(cls.lab.destroy)
+        t0 = time.monotonic()
+        try:
+            cls.up = cls.lab.run("up", "--containers", "--instances", str(N), "--", "--redis-cache",
+                                 timeout=UP_TIMEOUT)
+        except BaseException:
+            cls.lab.destroy()
+            raise
+        cls.up_seconds = time.monotonic() - t0
+        sys.stderr.write("infra/lab up --containers: %.0f s\n" % cls.up_seconds)
+        cls.acked = []
+        status, _, body = http_req("127.0.0.1", cls.lab.port, "POST", "/api/users/login",
+                                   json.dumps({"user": {"email": "user1@example.com", "password": "password"}}),
+                                   {"Content-Type": "application/json"})
+        assert status == 200, (status, body)
+        cls.token = json.loads(body)["user"]["token"]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.lab.destroy()
+        _EMERGENCY.remove(cls.lab.destroy)
+
+    # -- helpers
+
+    def get(self, path, host="127.0.0.1", port=None, timeout=5):
+        return http_req(host, port or self.lab.port, "GET", path, timeout=timeout)
+
+    def lb_states(self):
+        _, _, body = self.get("/_lb/haproxy;csv")
+        return {row[1]: row[17] for row in (line.split(",") for line in body.decode().splitlines())
+                if len(row) > 17 and row[0] == "sutlab" and row[1] not in ("FRONTEND", "BACKEND")
+                and not row[17].startswith("MAINT")}
+
+    def wait_for(self, what, predicate, seconds):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if predicate():
+                return time.monotonic()
+            time.sleep(0.1)
+        self.fail("%s: not within %d s" % (what, seconds))
+
+    def up_count(self):
+        return sum(1 for s in self.lb_states().values() if s == "UP")
+
+    def start_wrk(self, path, seconds, connections=32):
+        return subprocess.Popen(["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds, "--timeout", "5s",
+                                 "http://127.0.0.1:%d%s" % (self.lab.port, path)],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def finish_wrk(self, proc, seconds):
+        out, _ = proc.communicate(timeout=seconds + 30)
+        self.assertEqual(proc.returncode, 0, out)
+        res = parse_wrk(out)
+        sys.stderr.write("  wrk: %d requests, %.0f/s, %d errors %s, max %.0f ms\n"
+                         % (res["requests"], res["rps"], res["errors"], res["error_kinds"], res["max"] or 0))
+        return res
+
+    def start_writer(self):
+        w = Writer(self.lab.port, self.token)
+        w.start()
+        self.addCleanup(w.stop)
+        return w
+
+    def stop_writer(self, w):
+        w.stop()
+        type(self).acked.extend(w.acked)
+        self.assertGreater(len(w.acked), 10, "the writer got too few writes through")
+        return w
+
+    # -- the stack
+
+    def test_1_stack(self):
+        out = self.up.stdout
+        self.assertIn("container lab is up: http://127.0.0.1:%d" % self.lab.port, out)
+        m = re.search(r"image localhost/sutlab:\S+: (\d+) MB", out)
+        self.assertIsNotNone(m, out)
+        self.assertLess(int(m.group(1)), 150, "the runtime image should carry no compilers")
+        self.assertIn("--redis-cache=on", out)
+        seen = set()
+        for _ in range(8):
+            status, headers, body = self.get("/health_check")
+            self.assertEqual((status, body), (200, b"ok"))
+            seen.add(headers.get("x-sutlab-backend"))
+        self.assertEqual(seen, {"s1", "s2"})
+        status, headers, body = self.get("/stores?categoryId=1")
+        self.assertEqual(status, 200, body)
+        self.assertTrue(json.loads(body))
+        for i in range(1, N + 1):
+            name = self.lab.name("sutlab", i)
+            self.assertEqual(self.lab.podman("exec", name, "id", "-u"), "10001")
+            self.assertEqual(self.lab.podman("inspect", "--format", "{{.HostConfig.ReadonlyRootfs}}", name), "true")
+            proc = subprocess.run(["podman", "exec", name, "touch", "/usr/x"], capture_output=True, text=True,
+                                  env=dict(self.lab.env, CONTAINERS_CONF=self.lab.conf))
+            self.assertIn("Read-only file system", proc.stderr)
+            self.assertIn("/health_check", self.lab.podman("inspect", "--format", "{{json .Config.Healthcheck}}", name))
+            self.lab.podman("healthcheck", "run", name)
+        # only HAProxy is published, on the loopback address
+        self.assertEqual(self.lab.podman("port", self.lab.name("haproxy")), "8080/tcp -> 127.0.0.1:%d" % self.lab.port)
+        self.assertEqual(self.lab.podman("port", self.lab.name("postgres")), "")
+        status = self.lab.run("status").stdout
+        self.assertIn("container lab  %s  %d x sutlab" % (self.lab.project, N), status)
+        for i in range(1, N + 1):
+            self.assertRegex(status, r"%s\s+Up .*\(healthy\)" % re.escape(self.lab.name("sutlab", i)))
+        logs = self.lab.run("logs").stdout
+        self.assertIn("serving http://0.0.0.0:8080", logs)
+
+    # -- the drills, under load
+
+    def test_2_kill_one_sutlab(self):
+        self.wait_for("both backends UP", lambda: self.up_count() == N, 30)
+        writer = self.start_writer()
+        wrk = self.start_wrk("/health_check", 10)
+        time.sleep(2)
+        victim = self.lab.name("sutlab", 2)
+        self.lab.podman("kill", victim)
+        t_kill = time.monotonic()
+        t_down = self.wait_for("HAProxy ejects the killed container", lambda: self.up_count() == N - 1, 10)
+        time.sleep(1)
+        self.lab.podman("start", victim)
+        t_start = time.monotonic()
+        t_up = self.wait_for("HAProxy takes it back", lambda: self.up_count() == N, 20)
+        res = self.finish_wrk(wrk, 10)
+        self.stop_writer(writer)
+        sys.stderr.write("  kill: ejected after %.1f s, back %.1f s after podman start; writer %d acked, %d failed\n"
+                         % (t_down - t_kill, t_up - t_start, len(writer.acked), writer.failed))
+        # at most one request in flight per connection on the killed container: half of them
+        self.assertLessEqual(res["errors"], 16, res)
+        self.assertLessEqual(writer.failed, 1)
+        self.assertGreater(res["requests"], 1000)
+
+    def test_3_stop_postgres(self):
+        before = [self.lab.started_at("sutlab", i) for i in range(1, N + 1)]
+        ips = [self.lab.ip("sutlab", i) for i in range(1, N + 1)]
+        self.lab.podman("stop", self.lab.name("postgres"), timeout=60)
+        try:
+            for ip in ips:   # sutlab's own answer, from the container network
+                status, headers, body = self.get("/stores?categoryId=2", host=ip, port=8080, timeout=10)
+                self.assertEqual(status, 503, body)
+                self.assertIn("retry-after", headers)
+                self.assertIn(b'"errors"', body)
+                status, _, _ = self.get("/readyz", host=ip, port=8080)
+                self.assertEqual(status, 503)
+            status, _, _ = self.get("/stores?categoryId=2", timeout=10)
+            self.assertEqual(status, 503)
+            self.wait_for("HAProxy ejects the backends whose /readyz fails", lambda: self.up_count() == 0, 10)
+        finally:
+            self.lab.podman("start", self.lab.name("postgres"), timeout=60)
+        t0 = time.monotonic()
+        t1 = self.wait_for("the listing answers 200 again",
+                           lambda: self.get("/stores?categoryId=2", timeout=10)[0] == 200, 60)
+        sys.stderr.write("  postgres: listing 200 again %.1f s after podman start\n" % (t1 - t0))
+        self.wait_for("every backend back in rotation", lambda: self.up_count() == N, 30)
+        self.assertEqual([self.lab.started_at("sutlab", i) for i in range(1, N + 1)], before,
+                         "a sutlab container was restarted")
+        writer = self.start_writer()
+        time.sleep(1)
+        self.stop_writer(writer)
+        self.assertEqual(writer.failed, 0)
+
+    def test_4_pause_redis(self):
+        for _ in range(3):
+            status, headers, _ = self.get("/stores?categoryId=3")
+        self.assertEqual((status, headers.get("x-cache")), (200, "HIT"))
+        self.lab.podman("pause", self.lab.name("redis"))
+        try:
+            wrk = self.start_wrk("/stores?categoryId=3", 5, connections=8)
+            for _ in range(10):
+                t0 = time.monotonic()
+                status, headers, body = self.get("/stores?categoryId=3")
+                self.assertEqual(status, 200, body)
+                self.assertEqual(headers.get("x-cache"), "BYPASS")
+                self.assertLess(time.monotonic() - t0, 2.0)
+            res = self.finish_wrk(wrk, 5)
+            self.assertEqual(res["errors"], 0, res)
+        finally:
+            self.lab.podman("unpause", self.lab.name("redis"))
+        self.wait_for("cache hits again", lambda: self.get("/stores?categoryId=3")[1].get("x-cache") == "HIT", 10)
+
+    def test_5_rolling_restart(self):
+        before = [self.lab.started_at("sutlab", i) for i in range(1, N + 1)]
+        writer = self.start_writer()
+        wrk = self.start_wrk("/health_check", 30)
+        time.sleep(1)
+        out = self.lab.run("restart", "--containers", timeout=120).stdout
+        if wrk.poll() is None:
+            wrk.send_signal(signal.SIGINT)   # wrk reports what it did so far
+        res = self.finish_wrk(wrk, 30)
+        self.stop_writer(writer)
+        for i in range(1, N + 1):
+            self.assertIn("sutlab %d: SIGTERM, exited 0" % i, out)
+            self.assertIn("sutlab %d: back in rotation" % i, out)
+        after = [self.lab.started_at("sutlab", i) for i in range(1, N + 1)]
+        self.assertTrue(all(a != b for a, b in zip(before, after)), (before, after))
+        self.assertEqual(res["errors"], 0, res)
+        self.assertEqual(writer.failed, 0)
+
+    # -- afterwards
+
+    def test_6_acknowledged_writes_kept(self):
+        self.assertGreater(len(self.acked), 30)
+        rows = dict(line.split("|", 1) for line in self.lab.psql(
+            "SELECT id, name FROM stores WHERE name LIKE 'drill %'").splitlines())
+        missing = [(i, n) for i, n in self.acked if rows.get(str(i)) != n]
+        self.assertEqual(missing, [], "acknowledged writes lost")
+
+    def test_7_up_again(self):
+        t0 = time.monotonic()
+        out = self.lab.run("up", "--containers", "--instances", "1", timeout=UP_TIMEOUT).stdout
+        sys.stderr.write("  up again (1 instance, images cached): %.0f s\n" % (time.monotonic() - t0))
+        self.assertIn("1 x sutlab behind HAProxy", out)
+        names = self.lab.podman("ps", "-a", "--filter", "label=io.podman.compose.project=%s" % self.lab.project,
+                                "--format", "{{.Names}}").split()
+        self.assertEqual(sorted(n for n in names if "_sutlab_" in n), [self.lab.name("sutlab", 1)])
+        self.assertIn("--redis-cache=off", out)   # no flags after --: none carried over
+        rows = set(self.lab.psql("SELECT id FROM stores WHERE name LIKE 'drill %'").split())
+        self.assertTrue({str(i) for i, _ in self.acked} <= rows, "the database volume was not kept")
+        self.assertEqual(self.get("/health_check")[0], 200)
+
+
+if __name__ == "__main__":
+    unittest.main()
