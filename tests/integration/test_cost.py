@@ -122,5 +122,19 @@ class CostSuite(unittest.TestCase):
         self.assertLess(abs(again - first) / first, 0.01, "health_check: %d then %d Ir/req" % (first, again))
 
 
+
+class StaticOptions(unittest.TestCase):
+    """bench's static suite option for a third contender: a path that is not an executable is
+    refused before anything starts (exit 2, one line naming the option)."""
+
+    def test_h2o_bin_must_be_an_executable(self):
+        for bad in ("/nonexistent/h2o", os.path.join(source_root(), "README.md")):
+            p = subprocess.run(["/usr/bin/python3", BENCH, "--suite", "static", "--h2o-bin", bad],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("--h2o-bin", p.stderr)
+            self.assertIn("not an executable file", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -15,6 +15,21 @@ ENDPOINTS = {  # name -> path
     "health_check": "/health_check",
 }
 SERVERS = ("sutlab", "nginx")
+H2O_ENDPOINTS = ("status.txt",)  # h2o 2.2.5 answers inline only through mruby
+
+H2O_CONF = """\
+# written by loadscripts/bench: equivalent of 'sutlab serve --workers 1' (under root, h2o runs as
+# nobody, as nginx's worker does; its log goes to its stderr, kept in the temp dir)
+listen:
+  host: 127.0.0.1
+  port: {port}
+num-threads: 1
+hosts:
+  default:
+    paths:
+      /:
+        file.dir: {docroot}
+"""
 
 NGINX_CONF = """\
 # written by loadscripts/bench: equivalent of 'sutlab serve --workers 1'
@@ -61,6 +76,12 @@ http {{
 """
 
 
+def contenders(ctx, endpoint=None):
+    """The servers measured (on one endpoint, or on any)."""
+    h2o = ctx.args.h2o_bin and (endpoint is None or endpoint in H2O_ENDPOINTS)
+    return SERVERS + (("h2o",) if h2o else ())
+
+
 def pick_ports(ctx):
     ports = {}
     for name, wanted in (("sutlab", ctx.args.sutlab_port), ("nginx", ctx.args.nginx_port)):
@@ -69,7 +90,7 @@ def pick_ports(ctx):
                 raise RunError("port %d for %s is in use on 127.0.0.1" % (wanted, name))
             ctx.taken.add(wanted)
             ports[name] = wanted
-    for name in SERVERS:
+    for name in contenders(ctx):
         ports.setdefault(name, ctx.port())
     return ports
 
@@ -90,6 +111,21 @@ def nginx_server(ctx, port):
                          os.path.join(ctx.tmpdir, "nginx.out"), name="nginx", die_with_parent=True)
 
 
+def h2o_server(ctx, port):
+    """The standalone h2o with a config of its own, checked by h2o -t first."""
+    h2o_dir = os.path.join(ctx.tmpdir, "h2o")
+    os.makedirs(h2o_dir)
+    conf = os.path.join(h2o_dir, "h2o.conf")
+    with open(conf, "w") as f:
+        f.write(H2O_CONF.format(port=port, docroot=ctx.docroot))
+    check = subprocess.run([ctx.args.h2o_bin, "-t", "-c", conf], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if check.returncode != 0:
+        raise RunError("h2o rejects the generated config %s:\n%s" % (conf, check.stdout.decode("utf-8", "replace")))
+    return ServerProcess(["taskset", "-c", str(ctx.args.server_cpu), ctx.args.h2o_bin, "-c", conf], port,
+                         os.path.join(ctx.tmpdir, "h2o.out"), name="h2o", ready_path="/status.txt",
+                         die_with_parent=True)
+
+
 def preflight(ctx, servers):
     """Both servers must answer 200 with the same body on every endpoint measured; the response
     sizes, for the report."""
@@ -97,7 +133,7 @@ def preflight(ctx, servers):
         expected = {"status.txt": f.read(), "health_check": b"ok"}
     sizes = []
     for ep in ctx.args.endpoints:
-        for name in SERVERS:
+        for name in contenders(ctx, ep):
             r = client.request("http://127.0.0.1:%d%s" % (servers[name].port, ENDPOINTS[ep]), timeout=3)
             if r.status != 200:
                 hint = ""
@@ -112,8 +148,9 @@ def preflight(ctx, servers):
     return sizes
 
 
-def measure_endpoint(ctx, servers, path):
-    """sutlab and nginx alternated in rounds on one path: {server: [result per round]}."""
+def measure_endpoint(ctx, servers, ep):
+    """The contenders alternated in rounds on one endpoint: {server: [result per round]}."""
+    path = ENDPOINTS[ep]
     args = ctx.args
 
     def contender(name):
@@ -129,7 +166,7 @@ def measure_endpoint(ctx, servers, path):
             % (path, rnd, args.rounds, name, r["rps"], fmt(r["p50"], 3), fmt(r["p99"], 3),
                fmt(r["cpu_us_per_req"], 2), "  errors %d" % r["errors"] if r["errors"] else ""))
 
-    return driver.run_rounds([contender(n) for n in SERVERS], args.rounds, args.duration, args.warmup,
+    return driver.run_rounds([contender(n) for n in contenders(ctx, ep)], args.rounds, args.duration, args.warmup,
                              log=lambda m: log("bench: static: %s %s" % (m, path)), on_result=progress)
 
 
@@ -140,12 +177,14 @@ def run(ctx):
                                        ["--workers", "1", "--docroot", ctx.docroot])}
     try:
         servers["nginx"] = nginx_server(ctx, ports["nginx"])
-        for name in SERVERS:
+        if "h2o" in ports:
+            servers["h2o"] = h2o_server(ctx, ports["h2o"])
+        for name in servers:
             log("bench: static: starting %s on 127.0.0.1:%d (CPU %d)" % (name, ports[name], ctx.args.server_cpu))
             servers[name].start()
         sizes = preflight(ctx, servers)
         load_before = procs.loadavg()
-        results = {ep: measure_endpoint(ctx, servers, ENDPOINTS[ep]) for ep in ctx.args.endpoints}
+        results = {ep: measure_endpoint(ctx, servers, ep) for ep in ctx.args.endpoints}
     finally:
         for s in servers.values():
             s.stop()
@@ -154,17 +193,18 @@ def run(ctx):
 
 def print_report(ctx, res):
     args = ctx.args
-    print_head("static: sutlab vs nginx", ctx, res["load_before"], res["load_after"])
-    print("run: wrk -t%d -c%d -d%ds --latency, %d round(s) alternated (sutlab nginx, then nginx sutlab), "
+    title = "static: sutlab vs nginx" + (" and h2o" if args.h2o_bin else "")
+    print_head(title, ctx, res["load_before"], res["load_after"])
+    print("run: wrk -t%d -c%d -d%ds --latency, %d round(s) alternated (%s, then the reverse), "
           "warmup %ds; servers on CPU %d, wrk on CPU %d; nginx sendfile %s; medians over rounds"
-          % (args.threads, args.connections, args.duration, args.rounds, args.warmup,
+          % (args.threads, args.connections, args.duration, args.rounds, " ".join(contenders(ctx)), args.warmup,
              args.server_cpu, args.wrk_cpu, args.nginx_sendfile))
     print("response bytes (headers+body): " + ", ".join(res["sizes"]))
     print(NOISE_NOTE)
     print()
     rows, errors = [], 0
     for ep in args.endpoints:
-        for name in SERVERS:
+        for name in contenders(ctx, ep):
             m = report.medians(res["results"][ep][name], ("rps", "p50", "p99", "cpu_us_per_req"))
             errors += m["errors"]
             rows.append((ENDPOINTS[ep], name, fmt(m["rps"], 0), fmt(m["p50"], 3),
@@ -178,5 +218,10 @@ def print_report(ctx, res):
         s, n = res["results"][ep]["sutlab"], res["results"][ep]["nginx"]
         print("  %-14s req/s %s   CPU/req %s" % (ENDPOINTS[ep], report.round_ratios(s, n, "rps")[1],
                                                 report.round_ratios(s, n, "cpu_us_per_req")[1]))
+    for ep in args.endpoints:
+        if "h2o" in contenders(ctx, ep):
+            s, h = res["results"][ep]["sutlab"], res["results"][ep]["h2o"]
+            print("  %-14s req/s %s   CPU/req %s   (sutlab/h2o)" % (
+                ENDPOINTS[ep], report.round_ratios(s, h, "rps")[1], report.round_ratios(s, h, "cpu_us_per_req")[1]))
     if errors:
         print("warning: some wrk runs saw socket errors or non-2xx/3xx responses (errors column)")
