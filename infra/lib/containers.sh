@@ -133,15 +133,15 @@ EOF
 
 # c_base_images: localhost/debian:<release> and -slim in podman's storage.
 c_base_images() {
-  local tag
+  local tag out
   if podman image exists "localhost/debian:$C_DEBIAN" && podman image exists "localhost/debian:$C_DEBIAN-slim"; then
     return 0
   fi
   c_rootfs_tarballs
   for tag in "$C_DEBIAN" "$C_DEBIAN-slim"; do
     step "podman import ${C_CACHE#"$ROOT"/}/debian-$tag.tar as localhost/debian:$tag"
-    podman import --change 'CMD ["bash"]' "$C_CACHE/debian-$tag.tar" "localhost/debian:$tag" >/dev/null ||
-      die "podman import of $C_CACHE/debian-$tag.tar failed"
+    out=$(podman import --change 'CMD ["bash"]' "$C_CACHE/debian-$tag.tar" "localhost/debian:$tag" 2>&1) ||
+      { printf '%s\n' "$out" >&2; die "podman import of $C_CACHE/debian-$tag.tar failed"; }
   done
 }
 
