@@ -19,6 +19,7 @@
 #include "core/compress.h"
 #include "core/cpuburn.h"
 #include "core/rawreq.h"
+#include "core/readpark.h"
 #include "core/respond.h"
 #include "core/tls.h"
 
@@ -141,6 +142,7 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
     router_match_t match;
     request_t *rq;
     char allow[96];
+    int rc;
 
     /* libh2o read the body by the first Content-Length (or by chunks) and
      * dropped the header: a second framing is visible only in the raw bytes,
@@ -179,7 +181,9 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
          * the lab's /metrics is an instrument, not the app */
         if (s->cfg->app_cpu_us > 0 && strcmp(match.route->template, "/metrics") != 0)
             cpuburn_ns((uint64_t)s->cfg->app_cpu_us * 1000u);
-        return ((request_handler_fn)match.route->handler)(req, rq);
+        if ((rc = ((request_handler_fn)match.route->handler)(req, rq)) == 0)
+            readpark_request(req);
+        return rc;
     case ROUTER_METHOD_NOT_ALLOWED:
         if (self->metrics_only && strcmp(match.route->template, "/metrics") != 0)
             break;
