@@ -15,7 +15,8 @@
 /* Sends body (copied) with the given status and Content-Type. */
 void respond_send(h2o_req_t *req, int status, const char *content_type, const char *body, size_t len);
 
-/* Sends a body that already lives in req's memory pool (no copy). */
+/* Sends a body that lives at least as long as req (in its memory pool, or
+ * pinned until the pool is cleared): no copy. */
 void respond_send_pooled(h2o_req_t *req, int status, const char *content_type, h2o_iovec_t body);
 
 /* Serializes json (compact) and sends it as application/json. */

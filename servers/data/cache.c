@@ -246,7 +246,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
  * still there. */
 static void answer(cache_op_t *op, cache_status_t status, const char *value, size_t len)
 {
-    cache_reply_deliver(op->client->metrics, op->handle->rq, op->cb, op->started_ns, status, value, len);
+    cache_reply_deliver(op->client->metrics, op->handle->rq, op->cb, op->started_ns, status, value, len, 0);
     request_release(op->handle);
 }
 
@@ -391,14 +391,15 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
     const char *value;
     size_t len;
 
-    if (c->near != NULL && cache_near_lookup(c->near, key, field, fresh(c), &value, &len, &ticket)) {
-        cache_reply_deliver(c->metrics, rq, cb, started, CACHE_HIT, value, len);
+    if (c->near != NULL &&
+        cache_near_lookup(c->near, key, field, fresh(c), &rq->req->pool, &value, &len, &ticket)) {
+        cache_reply_deliver(c->metrics, rq, cb, started, CACHE_HIT, value, len, 1);
         return;
     }
     if (!usable(c)) {
         /* down or stalled: go straight to PostgreSQL */
         cache_reply_count(c->metrics, CACHE_ERROR);
-        cb(rq, CACHE_ERROR, NULL, 0);
+        cb(rq, CACHE_ERROR, h2o_iovec_init(NULL, 0));
         return;
     }
     cache_op_t *op = calloc(1, sizeof(*op));

@@ -172,8 +172,8 @@ void cache_blocking_hget(cache_blocking_t *b, request_t *rq, const char *key, co
     if (b->near != NULL) {
         keep_fresh(b);
         read_tracker(b);
-        if (cache_near_lookup(b->near, key, field, fresh(b), &value, &len, &ticket)) {
-            cache_reply_deliver(b->metrics, rq, cb, started, CACHE_HIT, value, len);
+        if (cache_near_lookup(b->near, key, field, fresh(b), &rq->req->pool, &value, &len, &ticket)) {
+            cache_reply_deliver(b->metrics, rq, cb, started, CACHE_HIT, value, len, 1);
             return;
         }
     }
@@ -183,7 +183,8 @@ void cache_blocking_hget(cache_blocking_t *b, request_t *rq, const char *key, co
         read_tracker(b); /* an invalidation that raced the reply */
         cache_near_fill(b->near, key, field, r->str, r->len, &ticket);
     }
-    cache_reply_deliver(b->metrics, rq, cb, started, st, st == CACHE_HIT ? r->str : NULL, st == CACHE_HIT ? r->len : 0);
+    cache_reply_deliver(b->metrics, rq, cb, started, st, st == CACHE_HIT ? r->str : NULL, st == CACHE_HIT ? r->len : 0,
+                        0);
     if (r != NULL)
         freeReplyObject(r);
 }

@@ -346,8 +346,13 @@ void cache_near_destroy(cache_near_t *n)
     free(n);
 }
 
-int cache_near_lookup(cache_near_t *n, const char *key, const char *field, int cmd_fresh, const char **value,
-                      size_t *len, cache_near_ticket_t *ticket)
+static void on_pool_cleared(void *p)
+{
+    localcache_unpin(*(const char **)p);
+}
+
+int cache_near_lookup(cache_near_t *n, const char *key, const char *field, int cmd_fresh, h2o_mem_pool_t *pool,
+                      const char **value, size_t *len, cache_near_ticket_t *ticket)
 {
     uint64_t read_under;
     ticket->since = 0;
@@ -356,6 +361,9 @@ int cache_near_lookup(cache_near_t *n, const char *key, const char *field, int c
     ticket->writes = writes_of(key);
     if (localcache_get(n->copy, key, field, now_ms(n), value, len, &read_under)) {
         if (read_under == ticket->writes) {
+            const char **pin = h2o_mem_alloc_shared(pool, sizeof(*pin), on_pool_cleared);
+            *pin = *value;
+            localcache_pin(*value);
             metrics_add(&n->metrics->cache_local_hits, 1);
             return 1;
         }

@@ -55,9 +55,11 @@ typedef struct cache_near_ticket {
 
 /* Looks the copy up; cmd_fresh is the owner's word that its command
  * connection is up and answered within CACHE_NEAR_FRESH_MS. 1 and *value,
- * *len on a hit (counted in cache_local_hits_total), else 0 and *ticket. */
-int cache_near_lookup(cache_near_t *n, const char *key, const char *field, int cmd_fresh, const char **value,
-                      size_t *len, cache_near_ticket_t *ticket);
+ * *len on a hit (counted in cache_local_hits_total), else 0 and *ticket.
+ * A hit's bytes stay valid until `pool` is cleared (the request's), even if
+ * the entry is invalidated meanwhile. */
+int cache_near_lookup(cache_near_t *n, const char *key, const char *field, int cmd_fresh, h2o_mem_pool_t *pool,
+                      const char **value, size_t *len, cache_near_ticket_t *ticket);
 
 /* Keeps what Redis answered, unless invalidated since the ticket. */
 void cache_near_fill(cache_near_t *n, const char *key, const char *field, const char *value, size_t len,

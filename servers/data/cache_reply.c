@@ -17,11 +17,15 @@ void cache_reply_count(metrics_worker_t *metrics, cache_status_t status)
 }
 
 void cache_reply_deliver(metrics_worker_t *metrics, request_t *rq, cache_get_fn cb, uint64_t started_ns,
-                         cache_status_t status, const char *value, size_t len)
+                         cache_status_t status, const char *value, size_t len, int kept)
 {
+    h2o_iovec_t v = {NULL, 0};
+
     cache_reply_count(metrics, status);
-    if (rq != NULL) {
-        rq->cache_ns += request_now_ns() - started_ns;
-        cb(rq, status, value, len);
-    }
+    if (rq == NULL)
+        return;
+    rq->cache_ns += request_now_ns() - started_ns;
+    if (status == CACHE_HIT)
+        v = kept ? h2o_iovec_init(value, len) : h2o_strdup(&rq->req->pool, value, len);
+    cb(rq, status, v);
 }

@@ -22,8 +22,10 @@ cache_status_t cache_reply_status(const redisReply *r);
 void cache_reply_count(metrics_worker_t *metrics, cache_status_t status);
 
 /* Counts status and, unless rq is NULL (the request is gone), adds the time
- * since started_ns to rq->cache_ns and calls cb. `value` as for cache_get_fn. */
+ * since started_ns to rq->cache_ns and calls cb. A hit's value is copied
+ * into rq's pool first, unless `kept`: it already lives as long as rq (the
+ * local copy pins its bytes for the request, cache_near_lookup). */
 void cache_reply_deliver(metrics_worker_t *metrics, request_t *rq, cache_get_fn cb, uint64_t started_ns,
-                         cache_status_t status, const char *value, size_t len);
+                         cache_status_t status, const char *value, size_t len, int kept);
 
 #endif

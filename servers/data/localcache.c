@@ -1,5 +1,6 @@
 #include "data/localcache.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,14 @@
 
 typedef struct lc_key lc_key_t;
 
+/* A value with its own count: the entry holds one reference, and each
+ * localcache_pin one more, so a response can go out from the bytes
+ * themselves while the entry is dropped or replaced under it. */
+typedef struct lc_value {
+    unsigned refs;
+    char bytes[]; /* the value, NUL-terminated */
+} lc_value_t;
+
 typedef struct lc_entry {
     struct lc_entry *bucket_next;
     struct lc_entry *key_prev, *key_next; /* the owner's list */
@@ -17,7 +26,7 @@ typedef struct lc_entry {
     uint64_t expires_ms;
     uint64_t tag;
     char *field;
-    char *value;
+    lc_value_t *value;
     size_t len;
     size_t cost;
 } lc_entry_t;
@@ -84,12 +93,29 @@ localcache_t *localcache_create(size_t max_bytes, size_t max_keys)
     return lc;
 }
 
+static lc_value_t *value_of(const char *bytes)
+{
+    return (lc_value_t *)(bytes - offsetof(lc_value_t, bytes));
+}
+
+void localcache_pin(const char *value)
+{
+    value_of(value)->refs++;
+}
+
+void localcache_unpin(const char *value)
+{
+    lc_value_t *v = value_of(value);
+    if (--v->refs == 0)
+        free(v);
+}
+
 static void free_entry(localcache_t *lc, lc_entry_t *e)
 {
     lc->bytes -= e->cost;
     lc->nentries--;
     free(e->field);
-    free(e->value);
+    localcache_unpin(e->value->bytes);
     free(e);
 }
 
@@ -242,7 +268,7 @@ int localcache_get(localcache_t *lc, const char *key, const char *field, uint64_
         remove_entry(lc, e);
         return 0;
     }
-    *value = e->value;
+    *value = e->value->bytes;
     *len = e->len;
     *tag = e->tag;
     return 1;
@@ -267,14 +293,15 @@ localcache_put_result_t localcache_put(localcache_t *lc, const char *key, const 
     if ((k = key_for(lc, key)) == NULL)
         return LOCALCACHE_FULL;
     if ((e = calloc(1, sizeof(*e))) == NULL || (e->field = strdup(field)) == NULL ||
-        (e->value = malloc(len + 1)) == NULL) {
+        (e->value = malloc(sizeof(lc_value_t) + len + 1)) == NULL) {
         if (e != NULL)
             free(e->field);
         free(e);
         return LOCALCACHE_FULL;
     }
-    memcpy(e->value, value, len);
-    e->value[len] = '\0';
+    e->value->refs = 1;
+    memcpy(e->value->bytes, value, len);
+    e->value->bytes[len] = '\0';
     e->len = len;
     e->cost = cost;
     e->hash = hash;

@@ -35,9 +35,16 @@ uint64_t localcache_epoch(const localcache_t *lc);
 
 /* Finds key/field if it expires after now_ms (an expired entry is removed).
  * Returns 1 with *value and *len valid until the next call that changes the
- * cache and *tag as put, or 0. */
+ * cache (or, pinned, until unpinned) and *tag as put, or 0. */
 int localcache_get(localcache_t *lc, const char *key, const char *field, uint64_t now_ms, const char **value,
                    size_t *len, uint64_t *tag);
+
+/* Keeps a value returned by localcache_get valid and unchanged until the
+ * matching unpin, whatever happens to its entry meanwhile (replaced,
+ * dropped, expired, cleared, or the cache destroyed). For a response that
+ * goes out from the cached bytes themselves. */
+void localcache_pin(const char *value);
+void localcache_unpin(const char *value);
 
 /* Stores a copy of value for key/field until expires_ms (replacing one),
  * unless key was dropped or the cache cleared after epoch `since`. The tag

@@ -212,6 +212,58 @@ START_TEST(many_entries_survive_growth)
 }
 END_TEST
 
+/* A response going out from a cached value keeps it, whatever happens to
+ * the entry meanwhile; under ASan a use after free or a leak fails here. */
+START_TEST(a_pinned_value_outlives_its_entry)
+{
+    const char *a, *b, *c;
+
+    ck_assert_int_eq(put("k", "all", "[1,2,3]", 100), LOCALCACHE_STORED);
+    a = get("k", "all", 0);
+    localcache_pin(a);
+    localcache_drop(lc, "k");
+    ck_assert_ptr_null(get("k", "all", 0));
+    ck_assert_str_eq(a, "[1,2,3]");
+
+    ck_assert_int_eq(put("k", "all", "[4]", 100), LOCALCACHE_STORED);
+    b = get("k", "all", 0);
+    localcache_pin(b);
+    localcache_pin(b); /* two responses */
+    ck_assert_int_eq(put("k", "all", "[5]", 100), LOCALCACHE_STORED); /* replaced */
+    ck_assert_str_eq(get("k", "all", 0), "[5]");
+    ck_assert_ptr_null(get("k", "all", 200)); /* expired and removed */
+    ck_assert_str_eq(b, "[4]");
+    localcache_unpin(b);
+    ck_assert_str_eq(b, "[4]");
+
+    ck_assert_int_eq(put("j", "all", "[6]", 100), LOCALCACHE_STORED);
+    c = get("j", "all", 0);
+    localcache_pin(c);
+    localcache_clear(lc);
+    ck_assert_str_eq(c, "[6]");
+
+    localcache_unpin(a);
+    localcache_unpin(b);
+    localcache_unpin(c);
+}
+END_TEST
+
+START_TEST(a_pinned_value_outlives_the_cache)
+{
+    localcache_t *other = localcache_create(MB, 10);
+    const char *v;
+    size_t len;
+    uint64_t tag;
+
+    ck_assert_int_eq(localcache_put(other, "k", "all", "[7]", 3, 100, localcache_epoch(other), 0), LOCALCACHE_STORED);
+    ck_assert_int_eq(localcache_get(other, "k", "all", 0, &v, &len, &tag), 1);
+    localcache_pin(v);
+    localcache_destroy(other);
+    ck_assert_str_eq(v, "[7]");
+    localcache_unpin(v);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("localcache");
@@ -228,6 +280,8 @@ int main(void)
     tcase_add_test(tc, bytes_are_bounded);
     tcase_add_test(tc, key_bookkeeping_is_bounded);
     tcase_add_test(tc, many_entries_survive_growth);
+    tcase_add_test(tc, a_pinned_value_outlives_its_entry);
+    tcase_add_test(tc, a_pinned_value_outlives_the_cache);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

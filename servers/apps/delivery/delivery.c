@@ -241,13 +241,13 @@ static void query_listing(request_t *rq)
              on_listing_rows);
 }
 
-static void on_listing_cached(request_t *rq, cache_status_t status, const char *value, size_t len)
+static void on_listing_cached(request_t *rq, cache_status_t status, h2o_iovec_t value)
 {
     listing_state_t *st = rq->app;
     switch (status) {
     case CACHE_HIT:
         set_x_cache(rq, "HIT");
-        respond_send(rq->req, 200, "application/json", value, len);
+        respond_send_pooled(rq->req, 200, "application/json", value);
         return;
     case CACHE_MISS:
         set_x_cache(rq, "MISS");
