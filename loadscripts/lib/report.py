@@ -18,6 +18,14 @@ def ratio(a, b):
     return a / b
 
 
+def busy_percent(rps, cpu_us_per_req):
+    """The share of one core a process used: requests per second times its CPU microseconds per
+    request. None when either is missing."""
+    if rps is None or cpu_us_per_req is None:
+        return None
+    return rps * cpu_us_per_req / 1e4
+
+
 def median(values):
     """The median of the values that are not None; None when there are none."""
     vals = [v for v in values if v is not None]

@@ -16,6 +16,13 @@ class Fmt(unittest.TestCase):
         self.assertEqual(report.fmt(None, 2), report.MISSING)
         self.assertEqual(report.fmt(None, 2, "{}x"), "n/a")  # not "n/ax"
 
+    def test_busy_percent(self):
+        # 50,000 req/s at 12 us of CPU each: 0.6 s of CPU per second, 60 % of a core
+        self.assertAlmostEqual(report.busy_percent(50000, 12.0), 60.0)
+        self.assertAlmostEqual(report.busy_percent(72000, 13.9), 100.08)
+        self.assertIsNone(report.busy_percent(None, 12.0))
+        self.assertIsNone(report.busy_percent(50000, None))
+
     def test_ratio(self):
         self.assertEqual(report.ratio(3.0, 2.0), 1.5)
         self.assertIsNone(report.ratio(None, 2.0))

@@ -8,7 +8,7 @@ from .. import client, driver, procs, report
 from ..errors import RunError
 from ..report import fmt
 from ..server import ServerProcess
-from .common import NGINX, NOISE_NOTE, log, metered, print_head, run_wrk, sutlab_server
+from .common import BENCH_D, NGINX, NOISE_NOTE, log, metered, print_head, run_wrk, sutlab_server
 
 ENDPOINTS = {  # name -> path
     "status.txt": "/status.txt",
@@ -74,6 +74,12 @@ http {{
     }}
 }}
 """
+
+
+PIPELINE_SCRIPT = os.path.join(BENCH_D, "pipeline.lua")
+
+# wrk's share of its core above which a run measures wrk rather than the server
+WRK_SATURATED = 95
 
 
 def contenders(ctx, endpoint=None):
@@ -152,19 +158,20 @@ def measure_endpoint(ctx, servers, ep):
     """The contenders alternated in rounds on one endpoint: {server: [result per round]}."""
     path = ENDPOINTS[ep]
     args = ctx.args
+    pipelined = {} if args.pipeline <= 1 else {"script": PIPELINE_SCRIPT, "script_args": [args.pipeline, path]}
 
     def contender(name):
         server = servers[name]
 
         def measure(seconds):
-            return metered(lambda: run_wrk(args, server.port, path, seconds),
+            return metered(lambda: run_wrk(args, server.port, path, seconds, **pipelined),
                            {"cpu_us_per_req": server}, [server])
         return driver.Contender(name, measure)
 
     def progress(rnd, name, r):
-        log("bench: %-13s round %d/%d %-6s %9.0f req/s  p50 %s ms  p99 %s ms  CPU %s us/req%s"
+        log("bench: %-13s round %d/%d %-6s %9.0f req/s  p50 %s ms  p99 %s ms  CPU %s us/req  wrk %s us/req%s"
             % (path, rnd, args.rounds, name, r["rps"], fmt(r["p50"], 3), fmt(r["p99"], 3),
-               fmt(r["cpu_us_per_req"], 2), "  errors %d" % r["errors"] if r["errors"] else ""))
+               fmt(r["cpu_us_per_req"], 2), fmt(r["loadgen"], 2), "  errors %d" % r["errors"] if r["errors"] else ""))
 
     return driver.run_rounds([contender(n) for n in contenders(ctx, ep)], args.rounds, args.duration, args.warmup,
                              log=lambda m: log("bench: static: %s %s" % (m, path)), on_result=progress)
@@ -195,21 +202,31 @@ def print_report(ctx, res):
     args = ctx.args
     title = "static: sutlab vs nginx" + (" and h2o" if args.h2o_bin else "")
     print_head(title, ctx, res["load_before"], res["load_after"])
-    print("run: wrk -t%d -c%d -d%ds --latency, %d round(s) alternated (%s, then the reverse), "
+    print("run: wrk -t%d -c%d -d%ds --latency%s, %d round(s) alternated (%s, then the reverse), "
           "warmup %ds; servers on CPU %d, wrk on CPU %d; nginx sendfile %s; medians over rounds"
-          % (args.threads, args.connections, args.duration, args.rounds, " ".join(contenders(ctx)), args.warmup,
-             args.server_cpu, args.wrk_cpu, args.nginx_sendfile))
+          % (args.threads, args.connections, args.duration,
+             " -s pipeline.lua (%d requests per write)" % args.pipeline if args.pipeline > 1 else "",
+             args.rounds, " ".join(contenders(ctx)), args.warmup, args.server_cpu, args.wrk_cpu, args.nginx_sendfile))
     print("response bytes (headers+body): " + ", ".join(res["sizes"]))
     print(NOISE_NOTE)
     print()
-    rows, errors = [], 0
+    rows, errors, saturated = [], 0, False
     for ep in args.endpoints:
         for name in contenders(ctx, ep):
-            m = report.medians(res["results"][ep][name], ("rps", "p50", "p99", "cpu_us_per_req"))
+            m = report.medians(res["results"][ep][name], ("rps", "p50", "p99", "cpu_us_per_req", "loadgen"))
             errors += m["errors"]
-            rows.append((ENDPOINTS[ep], name, fmt(m["rps"], 0), fmt(m["p50"], 3),
-                         fmt(m["p99"], 3), fmt(m["cpu_us_per_req"], 2), str(m["errors"])))
-    print(report.table(("endpoint", "server", "req/s", "p50 ms", "p99 ms", "CPU us/req", "errors"), rows))
+            wrk_busy = report.busy_percent(m["rps"], m["loadgen"])
+            mark = " *" if wrk_busy is not None and wrk_busy >= WRK_SATURATED else ""
+            saturated = saturated or bool(mark)
+            rows.append((ENDPOINTS[ep], name, fmt(m["rps"], 0), fmt(m["p50"], 3), fmt(m["p99"], 3),
+                         fmt(m["cpu_us_per_req"], 2), fmt(report.busy_percent(m["rps"], m["cpu_us_per_req"]), 0),
+                         fmt(m["loadgen"], 2), fmt(wrk_busy, 0) + mark, str(m["errors"])))
+    print(report.table(("endpoint", "server", "req/s", "p50 ms", "p99 ms", "CPU us/req", "server CPU %",
+                        "wrk CPU us/req", "wrk CPU %", "errors"), rows))
+    print("(CPU % = req/s x CPU us/req: the share of its core the server, or wrk, used during the run)")
+    if saturated:
+        print("* wrk used %d %% or more of its core: those req/s are the load generator's limit, not the "
+              "server's; their ratios say little, compare CPU us/req" % WRK_SATURATED)
     print()
     print("ratios sutlab/nginx: ratio of the medians above; then the median of the per-round "
           "ratios, each round's sutlab/nginx pair in brackets (the pairs are the least "
