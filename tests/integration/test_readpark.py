@@ -1,25 +1,31 @@
 #!/usr/bin/python3
-"""Integration tests: an HTTP/1 connection whose response waits for PostgreSQL stays in the event loop
-without being read (servers/core/readpark.h, issue 18).
+"""Integration tests: an HTTP/1 connection whose response waits for PostgreSQL (or a timer) stays in
+the event loop without being read (servers/core/readpark.h, issue 18).
 
 Run under tests/harness/with-services. --db-latency-ms holds every query long enough for a client to
 act during the wait. Expected: what a client sends meanwhile (a pipelined request) is answered after
 the pending response, in order; a client that half-closes still gets its answer; one that hangs up
 costs the worker no CPU while the query waits (a socket polled but never read again would spin);
-and a waiting response costs no epoll_ctl, where libh2o alone makes two per response.
+and a waiting response costs no epoll_ctl, where libh2o alone makes two per response. Over TLS, where
+libh2o decrypts what it reads into the same input buffer, /work/sleep (a timer) is the wait.
 """
 
 import json
 import os
+import re
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sutlab_testlib import Server, free_port, start_class_server, stop_class_server  # noqa: E402
 from test_delivery import Env  # noqa: E402
+from test_tls import NO_DB, make_cert, raw_conn_on  # noqa: E402
 
 LATENCY_MS = 300
 REDIS_DB = 6
@@ -27,6 +33,29 @@ REDIS_DB = 6
 
 def listing_request(category):
     return ("GET /stores?categoryId=%d HTTP/1.1\r\nHost: t\r\n\r\n" % category).encode()
+
+
+def epoll_ctl_calls(pid, exchange):
+    """The epoll_ctl calls the server makes (every thread) while exchange() runs, on descriptors it
+    polls for reading: a client's, PostgreSQL's. Left out: those only ever polled for writing, the
+    connects to the unreachable database of a server started without one, retried all along."""
+    tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=epoll_ctl", "-p", str(pid)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)  # strace attaches
+        exchange()
+    finally:
+        tracer.terminate()
+        _, trace = tracer.communicate(timeout=10)
+    calls = [line for line in trace.splitlines() if "epoll_ctl(" in line]
+    fd = re.compile(r"epoll_ctl\(\d+, EPOLL_CTL_\w+, (\d+)")
+    asks = {}  # fd -> for each ADD/MOD, whether it asked for reading
+    for c in calls:
+        m = fd.search(c)
+        if m is not None and "EPOLL_CTL_DEL" not in c:
+            asks.setdefault(m.group(1), []).append("EPOLLIN" in c)
+    writers_only = {f for f, reading in asks.items() if not any(reading)}
+    return [c for c in calls if fd.search(c) is None or fd.search(c).group(1) not in writers_only]
 
 
 def cpu_seconds(pid):
@@ -94,18 +123,73 @@ class ReadPark(unittest.TestCase):
         with self.env.srv.raw_conn(timeout=10) as c:
             c.send(listing_request(1))  # the connection's first request registers it with epoll
             self.assert_listing(c.read_response(), 1)
-            tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=epoll_ctl", "-p", str(self.env.srv.proc.pid)],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            try:
-                time.sleep(0.5)  # strace attaches
+
+            def exchange():
                 for i in range(requests):
                     c.send(listing_request(1 + i % 3))
                     self.assert_listing(c.read_response(), 1 + i % 3)
-            finally:
-                tracer.terminate()
-                _, trace = tracer.communicate(timeout=10)
-        calls = [line for line in trace.splitlines() if "epoll_ctl(" in line]
+            calls = epoll_ctl_calls(self.env.srv.proc.pid, exchange)
         # libh2o alone: EPOLL_CTL_DEL and EPOLL_CTL_ADD per response, 2 * requests
+        self.assertLess(len(calls), requests, "\n".join(calls))
+
+
+def sleep_request(ms):
+    return ("GET /work/sleep?ms=%d HTTP/1.1\r\nHost: localhost\r\n\r\n" % ms).encode()
+
+
+class ReadParkTLS(unittest.TestCase):
+    SLEEP_MS = 200
+
+    @classmethod
+    def setUpClass(cls):
+        if shutil.which("openssl") is None:
+            raise unittest.SkipTest("openssl is not installed")
+        cls.tmp = tempfile.mkdtemp(prefix="sutlab-readpark-")
+        cls.cert, key = make_cert(cls.tmp)
+        cls.tls_port = free_port()
+        cls.srv = start_class_server(Server(workers=1, extra_args=NO_DB + [
+            "--tls-listen", "127.0.0.1:%d" % cls.tls_port, "--tls-cert", cls.cert, "--tls-key", key]), cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        stop_class_server(cls.srv, cls.tmp)
+
+    def connect(self):
+        ctx = ssl.create_default_context(cafile=self.cert)
+        ctx.set_alpn_protocols(["http/1.1"])
+        raw = socket.create_connection(("127.0.0.1", self.tls_port), timeout=10)
+        return ctx.wrap_socket(raw, server_hostname="localhost")
+
+    def test_pipelined_and_mid_wait_requests_over_tls(self):
+        s = self.connect()
+        try:
+            c = raw_conn_on(s)
+            s.sendall(sleep_request(self.SLEEP_MS) + sleep_request(1))
+            time.sleep(self.SLEEP_MS / 1000.0 / 3)
+            s.sendall(sleep_request(2))  # a third, sent while the first waits
+            for _ in range(3):
+                r = c.read_response()
+                self.assertEqual(r.status, 200, r.body[:200])
+        finally:
+            s.close()
+
+    @unittest.skipUnless(shutil.which("strace"), "strace is not installed")
+    def test_a_waiting_response_costs_no_epoll_ctl_over_tls(self):
+        requests = 6
+        s = self.connect()
+        try:
+            c = raw_conn_on(s)
+            s.sendall(sleep_request(1))
+            self.assertEqual(c.read_response().status, 200)
+
+            def exchange():
+                for _ in range(requests):
+                    s.sendall(sleep_request(50))
+                    r = c.read_response()
+                    self.assertEqual(r.status, 200, r.body[:200])
+            calls = epoll_ctl_calls(self.srv.proc.pid, exchange)
+        finally:
+            s.close()
         self.assertLess(len(calls), requests, "\n".join(calls))
 
 
