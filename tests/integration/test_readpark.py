@@ -15,17 +15,15 @@ import os
 import re
 import shutil
 import socket
-import ssl
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import Server, free_port, start_class_server, stop_class_server  # noqa: E402
+import test_tls  # noqa: E402
 from test_delivery import Env  # noqa: E402
-from test_tls import NO_DB, make_cert, raw_conn_on  # noqa: E402
+from test_tls import raw_conn_on  # noqa: E402
 
 LATENCY_MS = 300
 REDIS_DB = 6
@@ -137,31 +135,14 @@ def sleep_request(ms):
     return ("GET /work/sleep?ms=%d HTTP/1.1\r\nHost: localhost\r\n\r\n" % ms).encode()
 
 
-class ReadParkTLS(unittest.TestCase):
+class ReadParkTLS(test_tls.TLSBase):
+    """test_tls's server (a plain and a TLS listener, no database), with one worker."""
+
+    WORKERS = 1
     SLEEP_MS = 200
 
-    @classmethod
-    def setUpClass(cls):
-        if shutil.which("openssl") is None:
-            raise unittest.SkipTest("openssl is not installed")
-        cls.tmp = tempfile.mkdtemp(prefix="sutlab-readpark-")
-        cls.cert, key = make_cert(cls.tmp)
-        cls.tls_port = free_port()
-        cls.srv = start_class_server(Server(workers=1, extra_args=NO_DB + [
-            "--tls-listen", "127.0.0.1:%d" % cls.tls_port, "--tls-cert", cls.cert, "--tls-key", key]), cls.tmp)
-
-    @classmethod
-    def tearDownClass(cls):
-        stop_class_server(cls.srv, cls.tmp)
-
-    def connect(self):
-        ctx = ssl.create_default_context(cafile=self.cert)
-        ctx.set_alpn_protocols(["http/1.1"])
-        raw = socket.create_connection(("127.0.0.1", self.tls_port), timeout=10)
-        return ctx.wrap_socket(raw, server_hostname="localhost")
-
     def test_pipelined_and_mid_wait_requests_over_tls(self):
-        s = self.connect()
+        s = self.connect(self.context())
         try:
             c = raw_conn_on(s)
             s.sendall(sleep_request(self.SLEEP_MS) + sleep_request(1))
@@ -176,7 +157,7 @@ class ReadParkTLS(unittest.TestCase):
     @unittest.skipUnless(shutil.which("strace"), "strace is not installed")
     def test_a_waiting_response_costs_no_epoll_ctl_over_tls(self):
         requests = 6
-        s = self.connect()
+        s = self.connect(self.context())
         try:
             c = raw_conn_on(s)
             s.sendall(sleep_request(1))
