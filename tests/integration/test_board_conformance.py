@@ -249,6 +249,42 @@ class ConformanceCore:
         self.exact(r, 409, taken("email"))
         self.assertEqual(self.count("users"), users)
 
+    def test_password_has_no_minimum_beyond_one_byte(self):
+        """The spec sets no password rule: one byte registers and logs in, "" is blank, on register and update."""
+        user, token, _ = self.register(password="a")
+        self.assertEqual(self.login(user["email"], "a").json["user"]["username"], user["username"])
+        users = self.count("users")
+        r = self.call("POST", "/api/users", {"user": {"username": unique("p"), "email": unique("p") + "@x.org",
+                                                      "password": ""}})
+        self.exact(r, 422, blank("password"))
+        self.assertEqual(self.count("users"), users)
+        r = self.call("PUT", "/api/user", {"user": {"password": "b"}}, token=token, expect=200)
+        self.assertEqual(r.json, {"user": {"email": user["email"], "token": token, "username": user["username"],
+                                           "bio": None, "image": None}})
+        self.login(user["email"], "b", expect=200)
+        self.login(user["email"], "a", expect=401)
+
+    # -- the remaining deliberate differences (docs/board-api.md), pinned
+
+    def test_documented_differences(self):
+        _, token, _ = self.register()
+        art = self.create_article(token)
+        # paging bounds the spec leaves open (limit >= 1, offset >= 0, no maximum)
+        self.exact(self.list_articles(limit=101, expect=422), 422,
+                   {"errors": {"limit": ["must be an integer from 1 to 100"]}})
+        self.exact(self.list_articles(offset=1000001, expect=422), 422,
+                   {"errors": {"offset": ["must be an integer from 0 to 1000000"]}})
+        self.assertLessEqual(len(self.list_articles(limit=100).json["articles"]), 100)
+        # a bad token is 401 wherever authentication is optional, GET /api/articles/:slug included
+        unknown = "fedcba9876543210" * 4
+        self.assertEqual(self.count("sessions", "token_hash = sha256(decode('%s', 'hex'))" % unknown), 0)
+        self.exact(self.call("GET", "/api/articles/" + q(art["slug"]), token=unknown), 401, BAD_TOKEN)
+        # the same title twice: two articles, two slugs ending in their ids, never 409
+        again = self.create_article(token, title=art["title"])
+        self.assertNotEqual(again["slug"], art["slug"])
+        for a in (art, again):
+            self.assertTrue(a["slug"].endswith("-%d" % self.article_id(a["slug"])), a["slug"])
+
     # -- 4. tagList in byte order
 
     def test_taglist_sorted_in_every_article_response(self):
