@@ -50,7 +50,6 @@ def enabled(el):
 
 def problems(root):
     """What is wrong with the plan, one sentence each; [] for a good plan."""
-    bad = []
     if root.tag != "jmeterTestPlan":
         return ["the root is <%s>, not <jmeterTestPlan>" % root.tag]
     samplers = [e for e in root.iter()
@@ -58,6 +57,13 @@ def problems(root):
     if len(samplers) != 1:
         return ["%d enabled HTTP samplers, not one" % len(samplers)]
     s = samplers[0]
+    return (target_problems(root, s) + body_problems(root, s) + group_problems(root, s)
+            + printer_problems(root, s))
+
+
+def target_problems(root, s):
+    """The sampler's request line: POST /rpc/echo to the host and port properties."""
+    bad = []
     if prop(s, "HTTPSampler.method") != "POST":
         bad.append("the sampler's method is %r, not POST" % prop(s, "HTTPSampler.method"))
     if prop(s, "HTTPSampler.path") != "/rpc/echo":
@@ -66,8 +72,13 @@ def problems(root):
         bad.append("the host is not ${__P(host,127.0.0.1)}")
     if prop(s, "HTTPSampler.port") != "${__P(port,8080)}":
         bad.append("the port is not ${__P(port,8080)}")
+    return bad
 
-    # the body: raw, JSON once its ${...} are filled in, carrying the payload property
+
+def body_problems(root, s):
+    """The body: raw, JSON once its ${...} are filled in, carrying the payload property; sent as
+    application/json."""
+    bad = []
     if prop(s, "HTTPSampler.postBodyRaw") != "true":
         bad.append("the sampler does not send a raw body")
     values = [v.text or "" for v in s.iter("stringProp") if v.get("name") == "Argument.value"]
@@ -100,8 +111,13 @@ def problems(root):
     if not any(prop(h, "Header.name").lower() == "content-type"
                and prop(h, "Header.value") == "application/json" for h in headers):
         bad.append("no Content-Type: application/json header on the sampler")
+    return bad
 
-    # the thread group: everything from properties with defaults, a linear ramp-up for a duration
+
+def group_problems(root, s):
+    """The thread group: everything from properties with defaults, a linear ramp-up for a
+    duration, the sampler inside it."""
+    bad = []
     groups = [g for g in root.iter("ThreadGroup") if enabled(g)]
     if len(groups) != 1:
         bad.append("%d enabled thread groups, not one" % len(groups))
@@ -119,8 +135,12 @@ def problems(root):
             bad.append("the thread group does not loop until the duration ends (loops %r)" % loops)
         if s not in g.iter() and not any(s is x for k in children(root, g) for x in k.iter()):
             bad.append("the sampler is not in the thread group")
+    return bad
 
-    # the post-processor: on the sampler, prints status and body, only when print is true
+
+def printer_problems(root, s):
+    """The post-processor: on the sampler, prints status and body, only when print is true."""
+    bad = []
     posts = [p for p in children(root, s)
              if p.tag in ("JSR223PostProcessor", "BeanShellPostProcessor") and enabled(p)]
     if len(posts) != 1:
