@@ -14,14 +14,7 @@
 #include <string.h>
 
 #include "core/compress.h"
-
-#define CHECK(c)                                                                                                     \
-    do {                                                                                                             \
-        if (!(c)) {                                                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                                   \
-            abort();                                                                                                 \
-        }                                                                                                            \
-    } while (0)
+#include "fuzz_check.h"
 
 static int blank(char c)
 {

@@ -18,14 +18,7 @@
 #include <strings.h>
 
 #include "apps/common/auth.h"
-
-#define CHECK(c)                                                                                                     \
-    do {                                                                                                             \
-        if (!(c)) {                                                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                                   \
-            abort();                                                                                                 \
-        }                                                                                                            \
-    } while (0)
+#include "fuzz_check.h"
 
 static int hex(unsigned char c)
 {

@@ -24,14 +24,7 @@
 
 #include "apps/board/board_internal.h"
 #include "apps/common/app.h"
-
-#define CHECK(c)                                                                                                     \
-    do {                                                                                                             \
-        if (!(c)) {                                                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                                   \
-            abort();                                                                                                 \
-        }                                                                                                            \
-    } while (0)
+#include "fuzz_check.h"
 
 typedef struct field {
     const char *name;
@@ -117,25 +110,7 @@ static void check_tags(json_t *article)
     char *out = malloc(cap);
     long len = board_text_array(items, n, out, cap);
     CHECK(len >= 0 && (size_t)len < cap && out[len] == '\0');
-    /* decode the literal: {"a","b\"c"} */
-    const char *p = out;
-    CHECK(*p++ == '{');
-    for (size_t k = 0; k < n; k++) {
-        if (k > 0)
-            CHECK(*p++ == ',');
-        CHECK(*p++ == '"');
-        const char *want = items[k];
-        while (*p != '"') {
-            if (*p == '\\')
-                p++;
-            CHECK(*p != '\0' && *p == *want);
-            p++;
-            want++;
-        }
-        CHECK(*want == '\0');
-        p++;
-    }
-    CHECK(*p++ == '}' && *p == '\0');
+    fuzz_check_text_array(out, items, n);
     free(out);
 }
 

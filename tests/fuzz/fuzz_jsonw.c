@@ -18,14 +18,7 @@
 #include <string.h>
 
 #include "core/jsonw.h"
-
-#define CHECK(c)                                                                                                     \
-    do {                                                                                                             \
-        if (!(c)) {                                                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                                   \
-            abort();                                                                                                 \
-        }                                                                                                            \
-    } while (0)
+#include "fuzz_check.h"
 
 static int valid_utf8(const char *s, size_t len)
 {

@@ -21,14 +21,7 @@
 #include "apps/common/app.h"
 #include "core/query.h"
 #include "core/router.h"
-
-#define CHECK(c)                                                                                                     \
-    do {                                                                                                             \
-        if (!(c)) {                                                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                                   \
-            abort();                                                                                                 \
-        }                                                                                                            \
-    } while (0)
+#include "fuzz_check.h"
 
 static const struct {
     unsigned methods;

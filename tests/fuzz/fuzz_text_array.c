@@ -13,14 +13,7 @@
 #include <string.h>
 
 #include "apps/board/board_internal.h"
-
-#define CHECK(c)                                                                                                     \
-    do {                                                                                                             \
-        if (!(c)) {                                                                                                  \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                                   \
-            abort();                                                                                                 \
-        }                                                                                                            \
-    } while (0)
+#include "fuzz_check.h"
 
 #define MAX_ITEMS 64
 
@@ -53,25 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         long len = board_text_array(items, n, out, cap);
         if (need + 1 <= cap) {
             CHECK(len == (long)need && out[len] == '\0');
-            const char *q = out;
-            CHECK(*q++ == '{');
-            for (size_t i = 0; i < n; i++) {
-                if (i > 0)
-                    CHECK(*q++ == ',');
-                CHECK(*q++ == '"');
-                const char *w = items[i];
-                while (*q != '"') {
-                    CHECK(*q != '\0');
-                    if (*q == '\\')
-                        q++;
-                    CHECK(*q == *w);
-                    q++;
-                    w++;
-                }
-                CHECK(*w == '\0');
-                q++;
-            }
-            CHECK(q[0] == '}' && q[1] == '\0');
+            fuzz_check_text_array(out, items, n);
         } else {
             CHECK(len == -1);
         }
