@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/compress.h"
+#include "unit_run.h"
 
 static const char *codings(const char *in)
 {
@@ -48,9 +49,5 @@ int main(void)
     tcase_add_test(tc, zero_q_refuses_a_coding);
     tcase_add_test(tc, junk_does_not_break_it);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return unit_run(s);
 }

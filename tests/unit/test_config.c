@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "unit_run.h"
 
 static char err[512];
 
@@ -264,9 +265,5 @@ int main(void)
     tcase_add_test(tc, cache_local_needs_the_redis_cache);
     tcase_add_test(tc, parse_addr_forms);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return unit_run(s);
 }

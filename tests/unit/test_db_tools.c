@@ -14,6 +14,7 @@
 #include "tools/prng.h"
 #include "tools/seed.h"
 #include "tools/seed_gen.h"
+#include "unit_run.h"
 
 START_TEST(xoshiro_reference_vectors)
 {
@@ -511,9 +512,5 @@ int main(void)
     tcase_add_test(board, article_times_increase_inside_the_two_years);
     tcase_add_test(board, favorite_counts_are_exact_and_deterministic);
     suite_add_tcase(s, board);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return unit_run(s);
 }

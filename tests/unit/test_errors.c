@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "core/request.h"
 #include "core/respond.h"
+#include "unit_run.h"
 
 /* {"errors":{field:[message, ...]}} with at least one non-empty message */
 static void assert_error_shape(const char *text, const char *want_field)
@@ -87,9 +88,5 @@ int main(void)
     tcase_add_test(tc, reasons);
     tcase_add_test(tc, log_escape_keeps_lines_whole);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return unit_run(s);
 }

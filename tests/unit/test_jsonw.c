@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/jsonw.h"
+#include "unit_run.h"
 
 /* The escaping rule written the slow, obvious way: the reference the word-at-a-time writer must
  * match byte for byte. */
@@ -132,9 +133,5 @@ int main(void)
     tcase_add_test(tc, several_specials_and_utf8);
     tcase_add_test(tc, structure_and_integers);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return unit_run(s);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "data/localcache.h"
+#include "unit_run.h"
 
 #define MB (1024 * 1024)
 
@@ -283,9 +284,5 @@ int main(void)
     tcase_add_test(tc, a_pinned_value_outlives_its_entry);
     tcase_add_test(tc, a_pinned_value_outlives_the_cache);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return unit_run(s);
 }

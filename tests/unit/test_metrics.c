@@ -5,6 +5,7 @@
 
 #include "core/metrics.h"
 #include "core/router.h"
+#include "unit_run.h"
 
 static const char *const routes[] = {"/health_check", "/api/articles/:slug", "we\"ird\\"};
 
@@ -134,9 +135,5 @@ int main(void)
     tcase_add_test(tc, status_slots);
     tcase_add_test(tc, bucket_bounds_are_increasing_and_reach_60s);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return unit_run(s);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "data/pg.h"
+#include "unit_run.h"
 
 static PGresult *result_named(const char *const *names, int n)
 {
@@ -62,9 +63,5 @@ int main(void)
     tcase_add_test(tc, a_reordered_select_is_caught);
     tcase_add_test(tc, a_column_more_or_less_is_caught);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return unit_run(s);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/rawreq.h"
+#include "unit_run.h"
 
 static int conflicting(const char *s)
 {
@@ -157,9 +158,5 @@ int main(void)
     tcase_add_test(tc, chunks_not_chunked_syntax);
     tcase_add_test(tc, head_found_once_complete);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return unit_run(s);
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/router.h"
+#include "unit_run.h"
 
 static router_t r;
 static int h_health, h_articles, h_article, h_feed, h_comment;
@@ -130,9 +131,5 @@ int main(void)
     tcase_add_test(tc, methods_by_name);
     tcase_add_test(tc, deep_paths_do_not_overflow);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return unit_run(s);
 }
