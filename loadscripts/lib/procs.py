@@ -60,17 +60,24 @@ def pin_tree(root, cpus):
     numbers; what `taskset -a -p` does, for the whole tree). Children forked later inherit it.
     Returns how many processes were pinned."""
     pids = tree_pids(root)
+    for _, tid in thread_ids(pids):
+        try:
+            os.sched_setaffinity(tid, cpus)
+        except OSError:
+            pass  # the thread ended meanwhile
+    return len(pids)
+
+
+def thread_ids(pids):
+    """(pid, tid) of every thread of the processes that can be listed (a process that ended is
+    skipped; its threads, and others', may end before the caller gets to them)."""
     for pid in pids:
         try:
             tids = os.listdir("/proc/%d/task" % pid)
         except OSError:
             continue
         for tid in tids:
-            try:
-                os.sched_setaffinity(int(tid), cpus)
-            except OSError:
-                pass  # the thread ended meanwhile
-    return len(pids)
+            yield pid, int(tid)
 
 
 def tree_cpus(root):

@@ -61,17 +61,12 @@ def cpu_seconds(pids):
 def _task_files(pids, name):
     """((pid, tid), text of /proc/PID/task/TID/NAME) for every thread of the processes that can
     be read (threads come and go while they are listed)."""
-    for p in pids:
+    for p, t in procs.thread_ids(pids):
         try:
-            tids = os.listdir("/proc/%d/task" % p)
+            with open("/proc/%d/task/%d/%s" % (p, t, name)) as f:
+                yield (p, t), f.read()
         except OSError:
-            continue
-        for t in tids:
-            try:
-                with open("/proc/%d/task/%s/%s" % (p, t, name)) as f:
-                    yield (p, int(t)), f.read()
-            except OSError:
-                pass
+            pass
 
 
 def thread_cpu(pids):

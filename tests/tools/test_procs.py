@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -96,6 +97,19 @@ class Procs(unittest.TestCase):
             self.assertFalse(procs.port_is_free(port))
             self.assertEqual(procs.listening_pid(port), os.getpid())
         self.assertIsNone(procs.listening_pid(port))
+
+    def test_thread_ids(self):
+        stop = threading.Event()
+        t = threading.Thread(target=stop.wait)
+        t.start()
+        try:
+            ids = list(procs.thread_ids([os.getpid(), 2 ** 22 + 7]))  # the second: no such process
+        finally:
+            stop.set()
+            t.join()
+        self.assertIn((os.getpid(), os.getpid()), ids)
+        self.assertIn((os.getpid(), t.native_id), ids)
+        self.assertEqual({pid for pid, _ in ids}, {os.getpid()})
 
     def test_pidfile_env_load(self):
         with tempfile.NamedTemporaryFile("w") as f:
