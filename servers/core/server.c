@@ -11,13 +11,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <linux/openat2.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "build_config.h"
 #include "core/compress.h"
 #include "core/cpuburn.h"
+#include "core/docroot.h"
 #include "core/rawreq.h"
 #include "core/readpark.h"
 #include "core/respond.h"
@@ -42,59 +41,6 @@ static int has_encoded_slash(h2o_req_t *req)
         if (req->path.base[i] == '%' && req->path.base[i + 1] == '2' && (req->path.base[i + 2] | 0x20) == 'f')
             return 1;
     return 0;
-}
-
-/* What the docroot check says of a static path. */
-enum { STATIC_SERVE = 0, STATIC_ESCAPES, STATIC_CANNOT_EXIST };
-
-/* libh2o's file handler follows symlinks wherever they point. A file is
- * served only if resolving its path stays beneath the docroot (openat2's
- * RESOLVE_BENEATH; symlinks that stay inside are fine). A path no file can
- * have (over PATH_MAX, or a name over NAME_MAX) is a 404: the file handler
- * would call its ENAMETOOLONG "403 forbidden". Missing files are left to
- * the file handler. */
-static int check_beneath(server_t *s, const char *path, size_t len)
-{
-    struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
-    char rel[PATH_MAX];
-    long fd;
-
-    if (len == 0)
-        return STATIC_SERVE;
-    if (len >= sizeof(rel))
-        return STATIC_CANNOT_EXIST;
-    memcpy(rel, path + 1, len - 1); /* without the leading '/' */
-    rel[len - 1] = '\0';
-    if ((fd = syscall(SYS_openat2, s->docroot_fd, rel[0] != '\0' ? rel : ".", &how, sizeof(how))) >= 0) {
-        close((int)fd);
-        return STATIC_SERVE;
-    }
-    if (errno == ENAMETOOLONG)
-        return STATIC_CANNOT_EXIST;
-    return errno == EXDEV || errno == ELOOP ? STATIC_ESCAPES : STATIC_SERVE;
-}
-
-/* The check costs two system calls; like libh2o's file cache, its verdicts
- * are kept for the rest of the event-loop pass, so a busy file is checked
- * once per pass rather than once per request. */
-static int static_verdict(server_worker_t *w, h2o_req_t *req)
-{
-    const char *path = req->path_normalized.base;
-    size_t len = req->path_normalized.len, slot = 0;
-    server_beneath_t *e;
-
-    for (size_t i = 0; i < len; i++)
-        slot = slot * 31 + (unsigned char)path[i];
-    e = &w->beneath[slot % SERVER_BENEATH_SLOTS];
-    if (e->pass == w->pass && e->len == len && memcmp(e->path, path, len) == 0)
-        return e->verdict;
-    if (len > sizeof(e->path))
-        return check_beneath(w->server, path, len);
-    e->pass = w->pass;
-    e->len = len;
-    memcpy(e->path, path, len);
-    e->verdict = check_beneath(w->server, path, len);
-    return e->verdict;
 }
 
 static rawreq_framing_t raw_framing(h2o_req_t *req)
@@ -199,9 +145,14 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
 NotAnAppRoute:
     /* not an app route: libh2o's file handler comes next */
     request_attach(req, worker, s->route_static);
-    if (s->docroot_fd != -1 && static_verdict(worker, req) != STATIC_SERVE) {
-        respond_error(req, 404, "route", "not found");
-        return 0;
+    if (s->docroot_fd != -1) {
+        docroot_file_t *file;
+        if (docroot_check(&worker->docroot, req->path_normalized, &file) != DOCROOT_SERVE) {
+            respond_error(req, 404, "route", "not found");
+            return 0;
+        }
+        if (file != NULL && docroot_send(req, file, s->mimemap) == 0)
+            return 0;
     }
     return -1;
 }
@@ -348,7 +299,7 @@ static void *worker_main(void *arg)
         /* as h2o's own server does: requests of one pass share an open file,
          * and the next pass sees changes on disk (the docroot check too) */
         h2o_filecache_clear(w->ctx.filecache);
-        w->pass++;
+        docroot_next_pass(&w->docroot);
     }
 
     if (w->server->on_worker_stop != NULL)
@@ -509,7 +460,7 @@ static int configure_paths(server_t *s, char *err, size_t errlen)
     if (s->cfg->gzip)
         compress_register(pathconf);
     register_dispatch(s, pathconf, 0);
-    h2o_file_register(pathconf, docroot, NULL, NULL, 0);
+    s->mimemap = h2o_file_get_mimemap(h2o_file_register(pathconf, docroot, NULL, NULL, 0));
     if ((s->docroot_fd = open(docroot, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
         snprintf(err, errlen, "--docroot: cannot open '%s': %s", s->cfg->docroot, strerror(errno));
         return -1;
@@ -574,7 +525,7 @@ static void setup_worker(server_t *s, server_worker_t *w)
     h2o_evloop_t *loop = h2o_evloop_create();
     size_t index = w->index;
 
-    w->pass = 1; /* cache entries of pass 0 are the zeroed, empty ones */
+    docroot_cache_init(&w->docroot, s->docroot_fd);
     h2o_context_init(&w->ctx, loop, &s->globalconf);
     w->accept_ctx.ctx = &w->ctx;
     w->accept_ctx.hosts = calloc(2, sizeof(h2o_hostconf_t *));
@@ -676,8 +627,10 @@ void server_dispose(server_t *s)
      * loops and contexts they point to) stay allocated until the process
      * exits. Everything else is released here. */
     if (s->workers != NULL)
-        for (int i = 0; i < s->cfg->workers; i++)
+        for (int i = 0; i < s->cfg->workers; i++) {
             log_writer_dispose(&s->workers[i].log);
+            docroot_cache_dispose(&s->workers[i].docroot);
+        }
     free(s->route_names);
     free(s->route_metric);
     s->route_names = NULL;

@@ -21,6 +21,7 @@
 
 #include "core/config.h"
 #include "core/delay.h"
+#include "core/docroot.h"
 #include "core/log.h"
 #include "core/bodycap.h"
 #include "core/metrics.h"
@@ -33,20 +34,10 @@ struct cache_client;
 struct offload_pool;
 struct offload_receiver;
 
-#define SERVER_BENEATH_SLOTS 16
-
 /* The longest request target (path and query) served: longer is 414, before
  * routing. nginx's default header buffer is as long; libh2o's own limit is
  * its ~408 KB request head. */
 #define SERVER_MAX_TARGET 8192
-
-/* A verdict of the docroot check, valid for one event-loop pass. */
-typedef struct server_beneath {
-    uint64_t pass;
-    size_t len;
-    char path[240];
-    int verdict; /* STATIC_* of server.c */
-} server_beneath_t;
 
 typedef struct server_worker {
     h2o_context_t ctx; /* first, so a request finds its worker through req->conn->ctx */
@@ -72,8 +63,7 @@ typedef struct server_worker {
     uint64_t drain_deadline;
     log_writer_t log;
     delay_set_t delays; /* timers of any duration, for the apps */
-    uint64_t pass;      /* event-loop passes so far (starts at 1) */
-    server_beneath_t beneath[SERVER_BENEATH_SLOTS];
+    docroot_cache_t docroot; /* the static files' check and small-file copies */
     /* the data layer's per-worker handles (set by worker hooks; opaque here) */
     struct pg_pool *pg;
     struct cache_client *cache;
@@ -93,6 +83,7 @@ struct server {
     router_t router;
     unsigned route_static;    /* metrics route id of files served from --docroot */
     int docroot_fd;           /* for the beneath-the-docroot check of static paths */
+    h2o_mimemap_t *mimemap;   /* libh2o's file handler's, for the small files docroot.c sends */
     unsigned route_unmatched; /* metrics route id of 404s and pre-routing errors */
     const char **route_names; /* one per route template, then "static", "unmatched" */
     unsigned *route_metric;   /* route id -> index in route_names */

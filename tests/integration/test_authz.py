@@ -362,6 +362,21 @@ class Docroot(unittest.TestCase):
                 self.assert_not_served(p)
 
 
+    def test_file_swapped_for_an_escaping_symlink_is_not_served_from_a_copy(self):
+        """Small files are served from a copy made when the docroot check opened them: the copy
+        must not outlive the check. Once the file becomes a link out of the docroot, the next
+        request is refused."""
+        path = os.path.join(self.root, "swapped.txt")
+        with open(path, "w") as f:
+            f.write("before the swap\n")
+        try:
+            self.assertEqual(self.fetch("/swapped.txt").body, b"before the swap\n")
+            os.unlink(path)
+            os.symlink(os.path.join(self.tmp, "secret.txt"), path)
+            self.assert_not_served("/swapped.txt")
+        finally:
+            os.unlink(path)
+
     def test_nul_in_a_static_path_is_refused(self):
         """FINDING (issue 8): a %00 in the path reaches the file system, where it ends the file
         name: /public.txt%00.html serves public.txt as text/html (the client picks the

@@ -261,6 +261,50 @@ class CoreHTTP(unittest.TestCase):
                 if "content-range" in headers:
                     self.assertEqual(headers["content-range"], "bytes */%d" % size)
 
+    def test_small_file_headers_match_the_file_handlers(self):
+        """Small files are sent from a per-pass copy (servers/core/docroot.c), anything else by
+        libh2o's file handler: a client must not tell them apart. A Range request always goes to
+        libh2o's handler, so its 206 gives that handler's validators for the same file."""
+        _, small, _ = self.srv.get("/hello.txt")
+        _, ranged, _ = self.srv.get("/hello.txt", headers={"Range": "bytes=0-"})
+        for name in ("content-type", "last-modified", "etag"):
+            with self.subTest(header=name):
+                self.assertEqual(small.get(name), ranged.get(name))
+        self.assertEqual(small.get("accept-ranges"), "bytes")
+        _, large, _ = self.srv.get("/big.txt")  # over 16 KiB: libh2o's handler
+        varying = {"date", "server-timing", "content-length", "etag"}
+        self.assertEqual(set(small) - varying, set(large) - varying)
+
+    def test_files_around_the_copy_limit(self):
+        """16 KiB and less is copied, more is left to libh2o's handler: both serve every byte, and
+        a file that grows past the limit (or shrinks below it) is served whole."""
+        path = os.path.join(self.docroot, "edge.bin")
+        for size in (0, 1, 16383, 16384, 16385, 70000, 16384, 5):
+            data = bytes((i * 7 + size) % 251 for i in range(size))
+            with open(path, "wb") as f:
+                f.write(data)
+            with self.subTest(size=size):
+                status, headers, body = self.srv.get("/edge.bin")
+                self.assertEqual((status, len(body)), (200, size))
+                self.assertEqual(body, data)
+                self.assertEqual(headers.get("content-length"), str(size))
+                self.assertRegex(headers.get("etag", ""), r'^"[0-9a-f]+-%x"$' % size)
+
+    def test_fifo_is_404_and_does_not_stall_the_worker(self):
+        """A FIFO in the docroot: libh2o's handler would block its worker in open() until a
+        writer came (the server then stops answering, even SIGTERM). It is a 404, at once."""
+        path = os.path.join(self.docroot, "pipe-%s" % uuid.uuid4().hex[:8])
+        os.mkfifo(path)
+        try:
+            with RawConn(self.srv.port, timeout=3) as conn:
+                conn.send(build_request("GET", "/" + os.path.basename(path)))
+                r = conn.read_response()
+            assert_json_error(self, r.status, r.headers, r.body, 404)
+            status, _, body = self.srv.get("/health_check")
+            self.assertEqual((status, body), (200, b"ok"))
+        finally:
+            os.unlink(path)
+
     def test_path_traversal(self):
         paths = [
             "/../etc/passwd", "/../../../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd",
