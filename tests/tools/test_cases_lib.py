@@ -83,7 +83,7 @@ class Cells(unittest.TestCase):
     def test_cells(self):
         r = {"level": 8.0, "rps": 1234.5, "p99_ms": 3.21, "busy_web": 0.456, "verdict": "web", "errors": "0"}
         self.assertEqual(common.cells("x", r, ("rps", "p99_ms", "busy_web", "verdict", "errors", "busy_db")),
-                         ["x", "8", "1234", "3.2", "46", "web", "0", "-"])
+                         ["x", "8", "1234", "3.2", "46", "web", "0", "n/a"])
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import subprocess
 import time
 
 from .. import LOADSCRIPTS, REPO, procs, report, tiers
-from ..report import fmt
+from ..report import MISSING, fmt
 from ..errors import RunError
 
 LAB = os.path.join(REPO, "infra", "lab")
@@ -104,12 +104,13 @@ def flipped(ctx, base, settings, steps_args, size="tiny", reseed=False, up_args=
 
 
 def cells(label, r, keys):
-    """A measured row's cells: the label, the level, then each key (busy_* as %, *_ms to 0.1)."""
+    """A measured row's cells: the label, the level, then each key (busy_* as %, *_ms to 0.1;
+    report.MISSING when it is missing)."""
     out = [label, "%d" % r["level"]]
     for k in keys:
         v = r.get(k)
         if not isinstance(v, float):
-            out.append(str(v) if v not in (None, "") else "-")
+            out.append(str(v) if v not in (None, "") else MISSING)
         elif k.startswith("busy_"):
             out.append(fmt(100 * v, 0))
         else:

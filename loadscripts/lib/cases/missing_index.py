@@ -8,7 +8,7 @@ import subprocess
 
 from .. import REPO
 from ..errors import RunError
-from ..report import fmt, table
+from ..report import MISSING, fmt, table
 from .common import Check, cells, loadavg
 
 NAME = "missing-index"
@@ -81,7 +81,7 @@ def run(ctx):
     after = loadavg()
     base = reference(runs)
     keys = ("rps", "p99_ms", "busy_web", "busy_db", "busy_load", "verdict")
-    lines = [cells(name, r, keys) + [fmt(base / r["rps"], 2, "{}x") if r.get("rps") else "-"]
+    lines = [cells(name, r, keys) + [fmt(base / r["rps"], 2, "{}x") if r.get("rps") else MISSING]
              for name, r in runs.items()]
     sections = ["Locust `--scenario blog` at %d users, %d s per run, `small` fixtures, `%s`; each index dropped "
                 "(`sutlab db indexes off NAME`) for one run and restored; load average %s before, %s after"

@@ -1,7 +1,7 @@
 """The spray write-up: a handler that blocks for 2 s, attacked at a fixed rate (vegeta -rate=100
 -duration=30s, an open model), run on the event loop, as a Future, and fixed; then behind a proxy."""
 
-from ..report import fmt, table
+from ..report import MISSING, fmt, table
 from .common import Check, loadavg
 
 NAME = "spray"
@@ -37,11 +37,11 @@ def _up(ctx, front, flags):
 
 
 def _row(front, mode, r):
-    return [front or "-", mode, fmt(100 * r["success"], 1) if isinstance(r.get("success"), float) else "-",
-            fmt(r["mean_ms"] / 1000.0, 2) if isinstance(r.get("mean_ms"), float) else "-",
-            fmt(r["p99_ms"] / 1000.0, 2) if isinstance(r.get("p99_ms"), float) else "-",
+    return [front or "-", mode, fmt(100 * r["success"], 1) if isinstance(r.get("success"), float) else MISSING,
+            fmt(r["mean_ms"] / 1000.0, 2) if isinstance(r.get("mean_ms"), float) else MISSING,
+            fmt(r["p99_ms"] / 1000.0, 2) if isinstance(r.get("p99_ms"), float) else MISSING,
             r.get("errors", ""), r.get("verdict", ""), fmt(100 * r["busy_web"], 0) if isinstance(r.get("busy_web"), float)
-            else "-"]
+            else MISSING]
 
 
 def run(ctx):

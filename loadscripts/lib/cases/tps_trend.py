@@ -7,7 +7,7 @@ import subprocess
 
 from .. import LOADSCRIPTS
 from ..errors import RunError
-from ..report import fmt, table
+from ..report import MISSING, fmt, table
 from .common import Check, loadavg
 
 NAME = "tps-trend"
@@ -73,9 +73,9 @@ def _ramp(ctx, label, extra):
 
 def _lines(label, rows):
     return [[label, "%d" % r["level"], fmt(r.get("rps"), 0), fmt(r.get("p50_ms"), 1),
-             fmt(100 * r["busy_web"], 0) if isinstance(r.get("busy_web"), float) else "-",
-             fmt(100 * r["busy_load"], 0) if isinstance(r.get("busy_load"), float) else "-",
-             fmt(100 * r["writing_load"], 0) if isinstance(r.get("writing_load"), float) else "-",
+             fmt(100 * r["busy_web"], 0) if isinstance(r.get("busy_web"), float) else MISSING,
+             fmt(100 * r["busy_load"], 0) if isinstance(r.get("busy_load"), float) else MISSING,
+             fmt(100 * r["writing_load"], 0) if isinstance(r.get("writing_load"), float) else MISSING,
              r.get("verdict", "")] for r in rows]
 
 
