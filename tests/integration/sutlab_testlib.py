@@ -66,6 +66,19 @@ def run_cli(args, env=None, timeout=10, cwd=None):
         return None, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
 
+def assert_usage_error(test, args, *words, env=None, timeout=10):
+    """`sutlab ARGS` must refuse its command line: exit 2 (not start serving: killed after
+    `timeout` s) with one line on stderr that holds each of `words`. Returns that line."""
+    rc, _, err = run_cli(args, env=env, timeout=timeout)
+    test.assertIsNotNone(rc, "%r (env %r): still running after %g s instead of exiting 2" % (args, env, timeout))
+    test.assertEqual(rc, 2, "%r (env %r): exit %r, stderr %r" % (args, env, rc, err))
+    lines = err.strip().splitlines()
+    test.assertEqual(len(lines), 1, "%r: stderr is not one line: %r" % (args, err))
+    for word in words:
+        test.assertIn(word, lines[0], "%r: the message does not name %r" % (args, word))
+    return lines[0]
+
+
 # ----------------------------------------------------------------------------------------------
 # Raw HTTP/1.x on a socket
 
@@ -307,26 +320,40 @@ def migrate_and_seed(url, size="tiny", bcrypt_cost=None, timeout=300):
             raise AssertionError("sutlab %s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr))
 
 
-def start_class_server(srv, tmp):
-    """setUpClass's start of a server whose files live in tmp: on failure the server is closed and
-    tmp removed before the error goes up (tearDownClass does not run then). Returns srv."""
+def start_class_server(srv, tmp=None, db=None):
+    """setUpClass's start of a server (its files in tmp, its pgtest.FreshDatabase db; either may
+    be None): on failure all three go (release_class) before the error goes up, since
+    tearDownClass does not run then. Returns srv."""
     try:
         srv.start()
     except BaseException:
-        srv.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+        release_class(srv, tmp, db)
         raise
     return srv
 
 
-def stop_class_server(srv, tmp):
-    """tearDownClass's end of it: the server must stop cleanly (finish() checks its exit and
-    sanitizer reports), and tmp goes whatever happens."""
+def stop_class_server(srv, tmp=None, db=None, timeout=10.0):
+    """tearDownClass's end of it: the server must stop cleanly within timeout s (finish() checks
+    its exit and sanitizer reports), then srv, tmp and db go whatever happens. srv may be None (a
+    set-up that failed before it)."""
     try:
-        srv.finish()
+        if srv is not None:
+            srv.finish(timeout=timeout)
     finally:
-        srv.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+        release_class(srv, tmp, db)
+
+
+def release_class(srv=None, tmp=None, db=None):
+    """What a test class set up, gone without checks (a set-up that failed half-way): the server
+    killed, tmp removed, the database dropped; any of them may be None."""
+    try:
+        if srv is not None:
+            srv.close()
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    finally:
+        if db is not None:
+            db.drop()
 
 
 def build_request(method, path, headers=None, body=None, version="HTTP/1.1", host="127.0.0.1"):
@@ -359,7 +386,7 @@ class Server(ServerProcess):
     - `env`: extra environment variables (every inherited SUTLAB_* variable is removed first).
     - stdout/stderr go to files in a private temp dir (`stdout_path`, `stderr_path`); the
       process's cwd is that dir, so nothing depends on where the test runs.
-    - start() waits up to `start_timeout` s for GET /health_check == 200 (unless wait_ready=False).
+    - start() waits up to `start_timeout` s for GET `ready_path` == 200 (unless wait_ready=False).
     - On a clean exit of the `with` block (or `finish()`): a server still running is stopped with
       SIGTERM and must exit 0, and its stderr must hold no sanitizer report (ASan/LSan/UBSan/TSan:
       UBSan does not change the exit code, so it is only visible there). Otherwise AssertionError.
@@ -367,7 +394,7 @@ class Server(ServerProcess):
     """
 
     def __init__(self, extra_args=(), docroot=None, workers=1, env=None, port=None, listen=True,
-                 start_timeout=10.0, wait_ready=True):
+                 start_timeout=10.0, wait_ready=True, ready_path="/health_check"):
         self.bin = sutlab_bin()
         port = port or free_port()
         self.tmp = tempfile.mkdtemp(prefix="sutlab-it-")
@@ -380,7 +407,7 @@ class Server(ServerProcess):
             argv += ["--docroot", docroot]
         super().__init__(argv + list(extra_args), port, os.path.join(self.tmp, "stdout.log"),
                          os.path.join(self.tmp, "stderr.log"), name="sutlab", env=clean_env(env),
-                         cwd=self.tmp, start_timeout=start_timeout)
+                         cwd=self.tmp, ready_path=ready_path, start_timeout=start_timeout)
         self._wait_at_start = wait_ready
 
     def start(self):

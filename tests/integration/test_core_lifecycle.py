@@ -20,7 +20,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sutlab_testlib import (  # noqa: E402
     IncompleteResponse, MalformedResponse, NoResponse, RawConn, Server, build_request, free_port,
-    header_tokens, port_is_free, run_cli,
+    assert_usage_error, header_tokens, port_is_free, run_cli,
 )
 
 
@@ -80,12 +80,7 @@ class CommandLine(unittest.TestCase):
     def bad(self, args, flag_word, env=None):
         port = free_port()
         full = ["serve"] + (["--listen", "127.0.0.1:%d" % port] if "--listen" not in args else []) + list(args)
-        rc, out, err = run_cli(full, env=env, timeout=5)
-        self.assertIsNotNone(rc, "%r (env %r): still running after 5 s instead of exiting 2" % (args, env))
-        self.assertEqual(rc, 2, "%r (env %r): exit %r, stderr %r" % (args, env, rc, err))
-        msg = err.strip()
-        self.assertTrue(msg, "%r: nothing on stderr" % (args,))
-        self.assertEqual(len(msg.splitlines()), 1, "%r: stderr is not one line: %r" % (args, err))
+        msg = assert_usage_error(self, full, env=env, timeout=5)
         self.assertIn(flag_word.lower(), msg.lower(), "%r: message does not name the flag: %r" % (args, msg))
 
     def test_bad_flags_exit_2(self):

@@ -466,7 +466,6 @@ class WritesAcrossPgOutage(unittest.TestCase):
         env = Env(self.REDIS_DB, mode=self.MODE, workers=self.WORKERS, extra=["--db-timeout", str(DB_TIMEOUT_MS)])
         env.start()
         self.addCleanup(env.finish)
-        env.wait_ready()
         token = make_session(env.url, 1)
         results, probes, lock = [], [], threading.Lock()
         start = time.monotonic()

@@ -17,7 +17,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import run_cli  # noqa: E402
+from sutlab_testlib import assert_usage_error  # noqa: E402
 from test_delivery import Env  # noqa: E402
 
 LATENCY_MS = 100
@@ -104,10 +104,7 @@ class Async(DbLatencyCases, unittest.TestCase):
 class Flag(unittest.TestCase):
     def test_bad_values_exit_2(self):
         for bad in ("-1", "x", "10001", ""):
-            code, _, err = run_cli(["serve", "--db-latency-ms", bad, "--listen", "127.0.0.1:1"])
-            self.assertEqual(code, 2, (bad, err))
-            self.assertEqual(len(err.strip().splitlines()), 1, err)
-            self.assertIn("--db-latency-ms", err)
+            assert_usage_error(self, ["serve", "--db-latency-ms", bad, "--listen", "127.0.0.1:1"], "--db-latency-ms")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgtest import FreshDatabase, psql, scalar, server_url  # noqa: E402
 from sutlab_testlib import (Metrics, Server, build_request, check_histograms, media_type,  # noqa: E402
-                            migrate_and_seed, parse_float)
+                            migrate_and_seed, parse_float, stop_class_server)
 
 CLIENT_TIMEOUT = 5.0
 STORE_FIELDS = {"id": int, "name": str, "phone": str, "address": str, "ownerId": int,
@@ -148,37 +148,19 @@ class Env:
         self.url = self.db.create()
         migrate_and_seed(self.url, timeout=120)
         self.flush()
-        self.srv = Server(extra_args=["--db-url", self.url] + self.args, workers=self.workers)
+        # ready: /readyz, PostgreSQL and Redis reached (the time /health_check and /readyz had
+        # one after the other)
+        self.srv = Server(extra_args=["--db-url", self.url] + self.args, workers=self.workers,
+                          ready_path="/readyz", start_timeout=20.0)
         self.srv.start()
-        self.wait_ready()
         return self
-
-    def wait_ready(self, timeout=10.0):
-        deadline = time.monotonic() + timeout
-        last = None
-        while time.monotonic() < deadline:
-            try:
-                last = self.srv.request("GET", "/readyz", timeout=CLIENT_TIMEOUT)
-                if last[0] == 200:
-                    return last
-            except OSError as e:
-                last = repr(e)
-            time.sleep(0.05)
-        raise AssertionError("/readyz not 200 within %.0f s: %r\nstderr: %s" % (timeout, last, self.srv.stderr()))
 
     def flush(self):
         redis_cli(self.redis_db, "FLUSHDB")
 
     def finish(self):
         """Stops the server (must exit 0 with no sanitizer report), drops the database."""
-        try:
-            if self.srv is not None:
-                try:
-                    self.srv.finish()
-                finally:
-                    self.srv.close()
-        finally:
-            self.db.drop()
+        stop_class_server(self.srv, db=self.db)
 
     # -- HTTP
 

@@ -20,7 +20,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgtest import FreshDatabase, server_url  # noqa: E402
-from sutlab_testlib import SANITIZER_MARKERS, Server, clean_env, free_port, port_is_free, source_root, sutlab_bin  # noqa: E402
+from sutlab_testlib import (SANITIZER_MARKERS, Server, clean_env, free_port, migrate_and_seed,  # noqa: E402
+                            port_is_free, source_root, stop_class_server, sutlab_bin)
 
 PYTHON = "/usr/bin/python3"
 LOCUST = "/usr/bin/locust"
@@ -84,11 +85,7 @@ class LoadScriptsTest(unittest.TestCase):
         cls.db_url = cls.db.create()
         cls.srv = None
         try:
-            for cmd in (["db", "migrate"], ["db", "seed", "--size", "tiny"]):
-                proc = subprocess.run([sutlab_bin()] + cmd + ["--db-url", cls.db_url], stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True, timeout=120, env=clean_env())
-                if proc.returncode != 0:
-                    raise AssertionError("sutlab %s failed: %s" % (" ".join(cmd), proc.stderr))
+            migrate_and_seed(cls.db_url, timeout=120)
             cls.srv = Server(extra_args=["--db-url", cls.db_url, "--redis-url", cls.redis], workers=1)
             cls.srv.start()
             cls.url = "http://127.0.0.1:%d" % cls.srv.port
@@ -107,14 +104,7 @@ class LoadScriptsTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            if cls.srv is not None:
-                cls.srv.finish()
-        finally:
-            if cls.srv is not None:
-                cls.srv.close()
-            cls.db.drop()
-            shutil.rmtree(cls.tmp, ignore_errors=True)
+        stop_class_server(cls.srv, cls.tmp, cls.db)
 
     def locust_ok(self):
         self.assertEqual(self.locust_rc, 0, "locust exited %s\nstdout: %s\nstderr: %s"

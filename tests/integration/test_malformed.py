@@ -32,7 +32,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgtest import FreshDatabase, psql, scalar  # noqa: E402
 from sutlab_testlib import (IncompleteResponse, MalformedResponse, NoResponse, RawConn, Server,  # noqa: E402
-                            media_type, migrate_and_seed)
+                            media_type, migrate_and_seed, release_class, stop_class_server)
 
 REQ_TIMEOUT = 2  # --keepalive-timeout: also the time a client has to send a whole request
 LEAKS = ("SELECT", "ERROR:", "/work/", "postgres", "INSERT", "UPDATE ", "DELETE FROM", "libpq", ".c:",
@@ -89,20 +89,12 @@ class Base(unittest.TestCase):
                                          "--bcrypt-cost", "4"], workers=1)
             cls.srv.start()
         except BaseException:
-            if cls.srv is not None:
-                cls.srv.close()
-            cls.db.drop()
+            release_class(cls.srv, db=cls.db)
             raise
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            if cls.srv is not None:
-                cls.srv.finish()
-        finally:
-            if cls.srv is not None:
-                cls.srv.close()
-            cls.db.drop()
+        stop_class_server(cls.srv, db=cls.db)
 
     def snapshot(self):
         return {t: scalar(self.url, "SELECT md5(coalesce(string_agg(x::text, ',' ORDER BY x::text), '')) FROM %s x" % t)

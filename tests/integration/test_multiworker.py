@@ -25,7 +25,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgtest import FreshDatabase, scalar  # noqa: E402
 from sutlab_testlib import (IncompleteResponse, NoResponse, RawConn, Server, build_request,  # noqa: E402
-                            migrate_and_seed, parse_metrics)
+                            migrate_and_seed, parse_metrics, release_class, stop_class_server)
 
 DURATION = float(os.environ.get("SUTLAB_MULTIWORKER_SECONDS", "6"))
 
@@ -94,20 +94,12 @@ class TwoWorkers:
                              workers=2, start_timeout=60)
             cls.srv.start()
         except BaseException:
-            if cls.srv is not None:
-                cls.srv.close()
-            cls.db.drop()
+            release_class(cls.srv, db=cls.db)
             raise
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            if cls.srv is not None:
-                cls.srv.finish(timeout=60)
-        finally:
-            if cls.srv is not None:
-                cls.srv.close()
-            cls.db.drop()
+        stop_class_server(cls.srv, db=cls.db, timeout=60)
 
     def run_load(self, duration, stop_server_at=None):
         """Runs every client kind in parallel for `duration` s; returns ({kind: requests}, failures).

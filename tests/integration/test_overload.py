@@ -25,7 +25,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgtest import FreshDatabase  # noqa: E402
-from sutlab_testlib import Server, migrate_and_seed  # noqa: E402
+from sutlab_testlib import Server, migrate_and_seed, start_class_server, stop_class_server  # noqa: E402
 
 N_CONNECTIONS = int(os.environ.get("SUTLAB_TEST_CONNECTIONS", "10000"))
 RSS_BOUND_MB = 500
@@ -221,15 +221,11 @@ class Slowloris(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.srv = Server(extra_args=["--keepalive-timeout", str(cls.TIMEOUT)], workers=1)
-        cls.srv.start()
+        cls.srv = start_class_server(Server(extra_args=["--keepalive-timeout", str(cls.TIMEOUT)], workers=1))
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.srv.finish()
-        finally:
-            cls.srv.close()
+        stop_class_server(cls.srv)
 
     def run_slow_clients(self, n, head, trickle, duration=6.0, interval=0.5):
         """n connections send `head` at once, then one byte of `trickle` every `interval` s.

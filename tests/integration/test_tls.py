@@ -21,8 +21,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sutlab_testlib import (  # noqa: E402
-    RawConn, Server, build_request, free_port, header_tokens, run_cli, source_root, start_class_server,
-    stop_class_server, sutlab_bin,
+    RawConn, Server, assert_usage_error, build_request, free_port, header_tokens, source_root,
+    start_class_server, stop_class_server, sutlab_bin,
 )
 
 NO_DB = ["--db-url", "postgresql://nobody@127.0.0.1:1/none"]
@@ -387,16 +387,9 @@ class StartupErrors(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def fails(self, args, *words, rc=2):
-        port = free_port()
-        got, out, err = run_cli(["serve", "--listen", "127.0.0.1:%d" % free_port(),
-                                 "--tls-listen", "127.0.0.1:%d" % port] + NO_DB + list(args))
-        self.assertEqual(got, rc, "exit %r, stderr %r" % (got, err))
-        lines = err.strip().splitlines()
-        self.assertEqual(len(lines), 1, err)
-        for word in words:
-            self.assertIn(word, lines[0])
-        return lines[0]
+    def fails(self, args, *words):
+        return assert_usage_error(self, ["serve", "--listen", "127.0.0.1:%d" % free_port(), "--tls-listen",
+                                         "127.0.0.1:%d" % free_port()] + NO_DB + list(args), *words)
 
     def test_missing_cert_and_key(self):
         self.fails([], "--tls-cert", "--tls-key")
@@ -404,11 +397,8 @@ class StartupErrors(unittest.TestCase):
         self.fails(["--tls-key", self.key], "--tls-cert")
 
     def test_cert_without_listener(self):
-        rc, _, err = run_cli(["serve", "--listen", "127.0.0.1:%d" % free_port(), "--tls-cert", self.cert,
-                              "--tls-key", self.key])
-        self.assertEqual(rc, 2, err)
-        self.assertIn("--tls-listen", err)
-        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        assert_usage_error(self, ["serve", "--listen", "127.0.0.1:%d" % free_port(), "--tls-cert", self.cert,
+                                  "--tls-key", self.key], "--tls-listen")
 
     def test_unreadable_files(self):
         missing = os.path.join(self.tmp, "nope.pem")

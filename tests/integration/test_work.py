@@ -21,7 +21,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import Server, build_request, media_type, run_cli  # noqa: E402
+from sutlab_testlib import (Server, assert_usage_error, build_request, media_type,  # noqa: E402
+                            start_class_server, stop_class_server)
 
 NO_DB = ["--db-url", "postgresql://nobody@127.0.0.1:1/none"]  # refused at once, never used
 MiB = 1024 * 1024
@@ -97,15 +98,11 @@ class Background:
 class WorkAnswers(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.srv = Server(extra_args=NO_DB)
-        cls.srv.start()
+        cls.srv = start_class_server(Server(extra_args=NO_DB))
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.srv.finish()
-        finally:
-            cls.srv.close()
+        stop_class_server(cls.srv)
 
     def test_default_mode_is_offload(self):
         self.assertEqual(build_flags(self.srv).get("handler-mode"), "offload")
@@ -289,11 +286,7 @@ class HandlerModes(unittest.TestCase):
             self.assertEqual((status, body), (200, {"ms": 1, "mode": "inline"}))
 
     def test_bad_handler_mode_exits_2(self):
-        rc, out, err = run_cli(["serve", "--handler-mode", "sideways"])
-        self.assertEqual(rc, 2, err)
-        self.assertEqual(len(err.strip().splitlines()), 1, err)
-        self.assertIn("--handler-mode", err)
-        self.assertIn("inline|offload|pool", err)
+        assert_usage_error(self, ["serve", "--handler-mode", "sideways"], "--handler-mode", "inline|offload|pool")
 
 
 class Drain(unittest.TestCase):
@@ -403,15 +396,11 @@ def echo(srv, body, content_type="application/json"):
 class Echo(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.srv = Server(extra_args=NO_DB)
-        cls.srv.start()
+        cls.srv = start_class_server(Server(extra_args=NO_DB))
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.srv.finish()
-        finally:
-            cls.srv.close()
+        stop_class_server(cls.srv)
 
     def test_echoes_any_json_value(self):
         values = [
@@ -613,10 +602,7 @@ class AppCpu(unittest.TestCase):
 
     def test_bad_values_exit_2(self):
         for bad in ("-1", "x", "1000001", ""):
-            code, _, err = run_cli(["serve", "--app-cpu-us", bad, "--listen", "127.0.0.1:1"])
-            self.assertEqual(code, 2, (bad, err))
-            self.assertEqual(len(err.strip().splitlines()), 1, err)
-            self.assertIn("--app-cpu-us", err)
+            assert_usage_error(self, ["serve", "--app-cpu-us", bad, "--listen", "127.0.0.1:1"], "--app-cpu-us")
 
 
 if __name__ == "__main__":
