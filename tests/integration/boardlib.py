@@ -34,7 +34,9 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgtest import FreshDatabase, psql, rows, scalar  # noqa: E402
-from sutlab_testlib import Server, clean_env, media_type, sutlab_bin  # noqa: E402
+from sutlab_testlib import (  # noqa: E402
+    Server, clean_env, media_type, release_class, start_class_server, stop_class_server, sutlab_bin,
+)
 
 MiB = 1 << 20
 BCRYPT_COST = 4
@@ -260,13 +262,14 @@ class BoardCase(unittest.TestCase):
             sutlab_db("migrate", "--db-url", cls.db_url)
             if cls.SEED:
                 sutlab_db("seed", "--size", "tiny", "--bcrypt-cost", str(BCRYPT_COST), "--db-url", cls.db_url)
-            cls.server = Server(extra_args=cls.server_args(), workers=cls.WORKERS)
-            cls.server.start()
+        except BaseException:
+            release_class(db=cls.db)
+            raise
+        cls.server = start_class_server(Server(extra_args=cls.server_args(), workers=cls.WORKERS), db=cls.db)
+        try:
             cls.prepare()
         except BaseException:
-            if cls.server is not None:
-                cls.server.close()
-            cls.db.drop()
+            release_class(cls.server, db=cls.db)
             raise
 
     @classmethod
@@ -275,13 +278,7 @@ class BoardCase(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            if cls.server is not None:
-                cls.server.finish()
-        finally:
-            if cls.server is not None:
-                cls.server.close()
-            cls.db.drop()
+        stop_class_server(cls.server, db=cls.db)
 
     # -- SQL
 

@@ -120,7 +120,10 @@ class Modes(unittest.TestCase):
                 # a few requests either side: arrivals are paced by httperf's 1 ms timer ticks
                 self.assertLessEqual(abs(got - want), 4, (threads, got, want, s))
                 self.assertEqual(s["errors"], {"timeout": n - got}, s)
-                self.assertEqual(s["p99"], self.TIMEOUT * 1000.0)
+                # the timed-out requests, counted at the timeout, are the slowest; a reply that
+                # came in just before it may land in the 1 ms bin above (seen under load)
+                self.assertGreaterEqual(s["p99"], self.TIMEOUT * 1000.0, s)
+                self.assertLessEqual(s["p99"], self.TIMEOUT * 1000.0 + 5, s)
 
     def test_inline_answers_one_block_at_a_time(self):
         s = self.attack(["--handler-mode", "inline"])
