@@ -214,14 +214,18 @@ class LoadScriptsTest(unittest.TestCase):
 
     # -- flip
 
-    def flip(self, flag_args, out_dir, extra=()):
+    def flip(self, flag_args, out_dir, extra=(), relative=False):
+        """relative: flip runs in the binary's directory and names it ./sutlab (the server itself
+        runs in out_dir, so flip must resolve the path from where it was started)."""
         port = free_port()
+        binary = os.path.join(".", os.path.basename(sutlab_bin())) if relative else sutlab_bin()
         spawn = "%s serve --listen 127.0.0.1:%d --workers 1 --db-url %s --redis-url %s" % (
-            sutlab_bin(), port, self.db_url, self.redis)
+            binary, port, self.db_url, self.redis)
         argv = [PYTHON, os.path.join(LOADSCRIPTS, "flip")] + flag_args + [
             "--duration", "2", "--warmup", "0", "--connections", "8", "--spawn", spawn,
             "--url", "http://127.0.0.1:%d" % port, "--out", out_dir, "--size", "900x700"] + list(extra)
-        rc, out, err = run(argv, timeout=90, env=tool_env({"SUTLAB_BIN": sutlab_bin()}))
+        rc, out, err = run(argv, timeout=90, env=tool_env({"SUTLAB_BIN": sutlab_bin()}),
+                           cwd=os.path.dirname(sutlab_bin()) if relative else None)
         self.assertTrue(port_is_free(port), "flip left its server running on port %d" % port)
         for name in os.listdir(out_dir):
             if name.startswith("server-"):
@@ -267,7 +271,7 @@ class LoadScriptsTest(unittest.TestCase):
 
     def test_flip_gzip_cuts_the_bytes(self):
         out_dir = os.path.join(self.tmp, "flip-gzip")
-        rc, out, err = self.flip(["--gzip"], out_dir, ["--no-png"])
+        rc, out, err = self.flip(["--gzip"], out_dir, ["--no-png"], relative=True)
         self.assertEqual(rc, 0, "flip failed:\n%s\n%s" % (out, err[-3000:]))
         rows = self.table_rows(out)
         self.assertIn("--no-gzip", rows["off"])

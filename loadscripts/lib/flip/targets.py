@@ -120,6 +120,10 @@ class SpawnTarget(Target):
     def __init__(self, args, out):
         super().__init__(args, out)
         self.cmd = shlex.split(args.spawn)
+        # the server runs in the output directory (its files land there): a program named by a
+        # relative path (build/sutlab) is the caller's, from the caller's directory
+        if self.cmd and os.sep in self.cmd[0] and not os.path.isabs(self.cmd[0]):
+            self.cmd[0] = os.path.abspath(self.cmd[0])
         self.server = None
 
     def stop(self):
