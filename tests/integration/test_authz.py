@@ -355,12 +355,11 @@ class Docroot(unittest.TestCase):
 
     def test_symlink_inside_docroot_to_outside_is_not_served(self):
         """FINDING (issue 8): libh2o 2.2.5's file handler follows symlinks, so a link inside the
-        docroot serves whatever it points to (a file or a whole directory outside). Marked as an
-        expected failure until sutlab checks the resolved path (docs/reliability.md)."""
+        docroot served whatever it points to (a file or a whole directory outside). sutlab now
+        resolves every static path beneath the docroot first (core/docroot.c, docs/reliability.md)."""
         for p in ("/link-to-secret.txt", "/relative-link.txt", "/link-to-outside/secret.txt"):
             with self.subTest(path=p):
                 self.assert_not_served(p)
-
 
     def test_file_swapped_for_an_escaping_symlink_is_not_served_from_a_copy(self):
         """Small files are served from a copy made when the docroot check opened them: the copy
@@ -378,11 +377,11 @@ class Docroot(unittest.TestCase):
             os.unlink(path)
 
     def test_nul_in_a_static_path_is_refused(self):
-        """FINDING (issue 8): a %00 in the path reaches the file system, where it ends the file
-        name: /public.txt%00.html serves public.txt as text/html (the client picks the
-        Content-Type of any file), /..%00 answers 301 for the docroot's parent. Nothing outside
-        the docroot is read (the part before the NUL is normalized), but such paths should be
-        refused. Expected failure until sutlab refuses them (docs/reliability.md)."""
+        """FINDING (issue 8): a %00 in the path reached the file system, where it ended the file
+        name: /public.txt%00.html served public.txt as text/html (the client picked the
+        Content-Type of any file), /..%00 answered 301 for the docroot's parent. Nothing outside
+        the docroot was read (the part before the NUL is normalized), but such paths are now
+        refused before routing (docs/reliability.md)."""
         for p in ("/public.txt%00.html", "/public.txt%00", "/..%00", "/sub/..%00/x", "/%2e%2e%00/secret.txt"):
             with self.subTest(path=p):
                 r = self.fetch(p)
