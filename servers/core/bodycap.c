@@ -8,6 +8,10 @@
 
 enum { WATCH_OFF, WATCH_HEAD, WATCH_BODY };
 
+/* What the end-of-pass rearm does, from what bodycap_rearm saw libh2o hold
+ * of the next request (pipelined behind the one just answered). */
+enum { NEXT_NOTHING_HELD, NEXT_HEAD, NEXT_BODY, NEXT_OVER, NEXT_OFF };
+
 /* Writes the 413 straight to the socket: libh2o has no response under way
  * (it reads a request only once the previous response is sent), and this
  * request never reaches a handler. Then reads what the client already sent,
@@ -66,26 +70,39 @@ static int over_limit(bodycap_conn_t *c, h2o_buffer_t *in)
     }
 }
 
+/* Answers the request at the start of the input 413 and returns the read
+ * error that makes libh2o close its connection. */
+static const char *refuse(bodycap_conn_t *c)
+{
+    h2o_buffer_t *in = c->sock->input;
+    const char *sp = memchr(in->bytes, ' ', in->size);
+    c->set->refused(c->set->data, h2o_iovec_init(in->bytes, sp != NULL ? (size_t)(sp - in->bytes) : 0));
+    send_413(c->set, c->sock);
+    c->state = WATCH_OFF;
+    return h2o_socket_error_closed;
+}
+
+/* Hands a read (or its error) to libh2o; returns 1 if that closed the
+ * connection and c is gone. */
+static int pass_to_libh2o(bodycap_conn_t *c, const char *err)
+{
+    c->in_read = 1;
+    c->set->http1_read(c->sock, err);
+    c->in_read = 0;
+    if (!c->closed)
+        return 0;
+    c->set->release(c);
+    return 1;
+}
+
 static void on_read(h2o_socket_t *sock, const char *err)
 {
     bodycap_conn_t *c = sock->on_close.data;
-    bodycap_set_t *set = c->set;
 
-    if (err == NULL && c->state != WATCH_OFF && over_limit(c, sock->input)) {
-        h2o_buffer_t *in = sock->input;
-        const char *sp = memchr(in->bytes, ' ', in->size);
-        set->refused(set->data, h2o_iovec_init(in->bytes, sp != NULL ? (size_t)(sp - in->bytes) : 0));
-        send_413(set, sock);
-        c->state = WATCH_OFF;
-        err = h2o_socket_error_closed; /* libh2o closes its connection on a read error */
-    }
-    c->in_read = 1;
-    set->http1_read(sock, err);
-    c->in_read = 0;
-    if (c->closed) {
-        set->release(c);
+    if (err == NULL && c->state != WATCH_OFF && over_limit(c, sock->input))
+        err = refuse(c);
+    if (pass_to_libh2o(c, err))
         return;
-    }
     /* libh2o decoded in place what it read: the next raw byte lands here */
     if (c->state == WATCH_BODY)
         c->seen = sock->input->size;
@@ -102,18 +119,81 @@ static void wrap(bodycap_conn_t *c)
     c->scanned = 0;
 }
 
+/* Puts the wrapper back once libh2o waits for more of the next request,
+ * going on from what bodycap_rearm saw of it raw. */
+static void rearm_one(bodycap_conn_t *c)
+{
+    unsigned next = c->next;
+
+    c->next = NEXT_NOTHING_HELD;
+    c->state = WATCH_OFF;
+    if (c->sock->_cb.read != c->set->http1_read)
+        return; /* not reading: it has a whole request to handle, and a completion to come */
+    switch (next) {
+    case NEXT_NOTHING_HELD:
+        if (c->sock->input->size == 0)
+            wrap(c);
+        break;
+    case NEXT_HEAD: /* a head libh2o leaves as it is until it is whole */
+        c->sock->_cb.read = on_read;
+        c->state = WATCH_HEAD;
+        break;
+    case NEXT_BODY: /* libh2o decoded what it held, in place: new raw bytes come after it */
+        c->sock->_cb.read = on_read;
+        c->state = WATCH_BODY;
+        c->seen = c->sock->input->size;
+        break;
+    case NEXT_OVER: /* waiting for a body its chunks already declared too large */
+        pass_to_libh2o(c, refuse(c));
+        break;
+    }
+}
+
 static void on_rearm(h2o_timeout_entry_t *entry)
 {
     bodycap_set_t *set = H2O_STRUCT_FROM_MEMBER(bodycap_set_t, entry, entry);
     while (!h2o_linklist_is_empty(&set->rearm)) {
         bodycap_conn_t *c = H2O_STRUCT_FROM_MEMBER(bodycap_conn_t, rearm_link, set->rearm.next);
         h2o_linklist_unlink(&c->rearm_link);
-        /* only a connection waiting for a request it has no byte of yet:
-         * bytes already held were never seen raw */
-        if (c->sock->_cb.read == set->http1_read && c->sock->input->size == 0)
-            wrap(c);
-        else
-            c->state = WATCH_OFF;
+        rearm_one(c);
+    }
+}
+
+/* Where the request just answered ends in the input: its body's end, or
+ * (no body) its head's. libh2o consumes it only after the completion. */
+static size_t answered_end(h2o_req_t *req, h2o_buffer_t *in)
+{
+    rawreq_head_t head;
+    size_t from = 0;
+
+    if (req->entity.base != NULL && req->entity.base >= in->bytes && req->entity.base <= in->bytes + in->size)
+        return (size_t)(req->entity.base + req->entity.len - in->bytes);
+    return rawreq_head(in->bytes, in->size, &from, &head) ? head.len : in->size;
+}
+
+/* Reads, raw, what libh2o already holds of the next request: it will parse
+ * that (and decode a chunked body in place) before any read of ours. */
+static unsigned scan_held(bodycap_conn_t *c, h2o_req_t *req)
+{
+    h2o_buffer_t *in = c->sock->input;
+    size_t end = answered_end(req, in);
+    rawreq_head_t head;
+
+    if (end >= in->size)
+        return NEXT_NOTHING_HELD;
+    c->scanned = 0;
+    if (!rawreq_head(in->bytes + end, in->size - end, &c->scanned, &head))
+        return NEXT_HEAD;
+    if (!head.chunked || head.expect)
+        return NEXT_OFF;
+    memset(&c->chunks, 0, sizeof(c->chunks));
+    switch (rawreq_chunks_feed(&c->chunks, in->bytes + end + head.len, in->size - end - head.len, c->set->limit)) {
+    case RAWREQ_CHUNKS_OVER:
+        return NEXT_OVER;
+    case RAWREQ_CHUNKS_MORE:
+        return NEXT_BODY;
+    default:
+        return NEXT_OFF;
     }
 }
 
@@ -144,10 +224,15 @@ void bodycap_watch(bodycap_set_t *set, bodycap_conn_t *c, h2o_socket_t *sock)
     wrap(c);
 }
 
-void bodycap_rearm(bodycap_conn_t *c)
+void bodycap_rearm(bodycap_conn_t *c, h2o_req_t *req)
 {
     bodycap_set_t *set = c->set;
-    if (set == NULL || c->closed || h2o_linklist_is_linked(&c->rearm_link))
+    if (set == NULL || c->closed)
+        return;
+    /* again for each of several pipelined requests answered in one pass:
+     * what matters is what follows the last one */
+    c->next = scan_held(c, req);
+    if (h2o_linklist_is_linked(&c->rearm_link))
         return;
     h2o_linklist_insert(&set->rearm, &c->rearm_link);
     if (!h2o_timeout_is_linked(&set->entry))

@@ -16,8 +16,11 @@
  * libh2o puts its own callback back for every request of a keep-alive
  * connection. The completion logger calls bodycap_rearm, and the wrapper
  * is restored at the end of that event-loop pass (a 0 ms timer), before the
- * next request's bytes can be read. Left to libh2o: a request whose bytes
- * libh2o already held by then (pipelined), a body sent after
+ * next request's bytes can be read. A request pipelined behind the answered
+ * one is already in libh2o's input then, and libh2o parses it (decoding its
+ * chunks in place) right after the completion: bodycap_rearm reads those
+ * held bytes raw first, so the rearm goes on from there, or refuses a body
+ * whose chunks already declared too much. Left to libh2o: a body sent after
  * `Expect: 100-continue`, TLS and HTTP/2 connections.
  *
  * Worker thread only. A connection's socket must carry its bodycap_conn_t
@@ -41,6 +44,7 @@ typedef struct bodycap_conn {
     int closed;
     size_t scanned; /* of the head, bytes searched for its end */
     size_t seen;    /* of the input, bytes libh2o has decoded */
+    unsigned next;  /* NEXT_* of bodycap.c: what the rearm does */
     rawreq_chunks_t chunks;
 } bodycap_conn_t;
 
@@ -68,8 +72,9 @@ void bodycap_set_init(bodycap_set_t *set, h2o_context_t *ctx, size_t limit, body
 /* Starts watching a plain connection libh2o has just accepted. */
 void bodycap_watch(bodycap_set_t *set, bodycap_conn_t *c, h2o_socket_t *sock);
 
-/* A response on the connection is complete: watch its next request. */
-void bodycap_rearm(bodycap_conn_t *c);
+/* req's response on the connection is complete (req not yet disposed):
+ * watch the next request. */
+void bodycap_rearm(bodycap_conn_t *c, h2o_req_t *req);
 
 /* The connection's socket is closing. Returns 1 if the record may be freed
  * now, 0 if bodycap will pass it to `release` once libh2o's callback

@@ -232,7 +232,7 @@ static void on_log_access(h2o_logger_t *self, h2o_req_t *req)
     if (req->version < 0x200 && req->conn->callbacks->get_socket != NULL) {
         h2o_socket_t *sock = req->conn->callbacks->get_socket(req->conn);
         if (sock != NULL && sock->ssl == NULL)
-            bodycap_rearm(sock->on_close.data);
+            bodycap_rearm(sock->on_close.data, req);
     }
     if (server->log.mode != CONFIG_LOG_OFF)
         log_writer_request(&worker->log, req, rq != NULL ? rq->response_body : h2o_iovec_init(NULL, 0), duration_ns);

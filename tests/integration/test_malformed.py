@@ -332,14 +332,24 @@ class MalformedHTTP(Base):
         the data or the request timeout (libh2o counts only decoded data, so it waited)."""
         head = req("POST", "/rpc/echo", [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")])
         doc = {"errors": {"body": ["request body too large (limit 1 MiB)"]}}
+        get = req("GET", "/health_check")
+        honest = head + b"2\r\n[]\r\n0\r\n\r\n"
+        # (name, what is sent, write by write; how many 200s come before the 413)
         cases = [
-            ("size line with the head", [head + b"ffffffffffffffff\r\n"]),
-            ("size line after the head", [head, b"ffffffffffffffff\r\n"]),
-            ("size line trickled", [head, b"fff", b"fff", b"\r\n"]),
-            ("two chunks adding up to 1 MiB", [head + b"80000\r\n" + b"a" * 0x80000 + b"\r\n", b"80000\r\n"]),
-            ("second request on a keep-alive connection", [req("GET", "/health_check"), head + b"100000\r\n"]),
+            ("size line with the head", [head + b"ffffffffffffffff\r\n"], 0),
+            ("size line after the head", [head, b"ffffffffffffffff\r\n"], 0),
+            ("size line trickled", [head, b"fff", b"fff", b"\r\n"], 0),
+            ("two chunks adding up to 1 MiB", [head + b"80000\r\n" + b"a" * 0x80000 + b"\r\n", b"80000\r\n"], 0),
+            ("second request on a keep-alive connection", [get, head + b"100000\r\n"], 1),
+            # pipelined: libh2o holds the next request when the first is answered
+            ("pipelined behind a GET", [get + head + b"ffffffffffffffff\r\n"], 1),
+            ("pipelined behind a chunked request", [honest + head + b"100000\r\n"], 1),
+            ("pipelined behind two", [get + honest + head + b"100000\r\n"], 2),
+            ("pipelined, its head cut short", [get + head[:20], head[20:] + b"ffffffffffffffff\r\n"], 1),
+            ("pipelined, within the limit until the next write",
+             [get + head + b"80000\r\n" + b"a" * 0x80000 + b"\r\n", b"80000\r\n"], 1),
         ]
-        for name, parts in cases:
+        for name, parts, answered in cases:
             with self.subTest(case=name):
                 conn = RawConn(self.srv.port, timeout=REQ_TIMEOUT + 3)
                 with conn:
@@ -347,7 +357,7 @@ class MalformedHTTP(Base):
                     for p in parts:
                         conn.send(p)
                         time.sleep(0.05)
-                    if parts[0].startswith(b"GET"):
+                    for _ in range(answered):
                         self.assertEqual(conn.read_response().status, 200)
                     r = conn.read_response()
                     took = time.monotonic() - start
@@ -374,6 +384,29 @@ class MalformedHTTP(Base):
                 self.assertEqual(r.status, 200, r)
                 self.assertEqual(json.dumps(json.loads(r.body)["echo"], separators=(",", ":")).encode(),
                                  json.dumps(json.loads(body), separators=(",", ":")).encode())
+
+    def test_pipelined_chunked_bodies_within_the_limit_are_served(self):
+        """Honest chunked requests pipelined in one write, with a GET between them and one split
+        across two writes: every one answered, in order, on the one connection."""
+        head = req("POST", "/rpc/echo", [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")])
+        big = b'["' + b"y" * 300000 + b'"]'
+        small = head + b"7\r\n{\"a\":1}\r\n0\r\n\r\n"
+        large = head + b"%x\r\n%s\r\n0\r\n\r\n" % (len(big), big)
+        get = req("GET", "/health_check")
+        conn = RawConn(self.srv.port, timeout=REQ_TIMEOUT + 3)
+        with conn:
+            conn.send(small + get + large[:len(large) // 2])
+            time.sleep(0.05)
+            conn.send(large[len(large) // 2:] + small)
+            echoes = []
+            for expected in ("echo", "ok", "echo", "echo"):
+                r = conn.read_response()
+                self.assertEqual(r.status, 200, r)
+                if expected == "echo":
+                    echoes.append(json.loads(r.body)["echo"])
+                else:
+                    self.assertEqual(r.body, b"ok")
+        self.assertEqual(echoes, [{"a": 1}, json.loads(big), {"a": 1}])
 
     def test_over_long_path_is_414_json(self):
         """A 100,000-byte path is 414 with the JSON error, not the file handler's 403."""
