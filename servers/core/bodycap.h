@@ -44,6 +44,7 @@ typedef struct bodycap_conn {
     int closed;
     size_t scanned; /* of the head, bytes searched for its end */
     size_t seen;    /* of the input, bytes libh2o has decoded */
+    size_t head_len; /* of the request at the input's start, its head's length once seen (0: not yet) */
     unsigned next;  /* NEXT_* of bodycap.c: what the rearm does */
     rawreq_chunks_t chunks;
 } bodycap_conn_t;
@@ -73,8 +74,9 @@ void bodycap_set_init(bodycap_set_t *set, h2o_context_t *ctx, size_t limit, body
 void bodycap_watch(bodycap_set_t *set, bodycap_conn_t *c, h2o_socket_t *sock);
 
 /* req's response on the connection is complete (req not yet disposed):
- * watch the next request. */
-void bodycap_rearm(bodycap_conn_t *c, h2o_req_t *req);
+ * watch the next request. Returns 1 if bytes of it are already held (the
+ * client pipelined it), else 0; 0 too on a connection not watched. */
+int bodycap_rearm(bodycap_conn_t *c, h2o_req_t *req);
 
 /* The connection's socket is closing. Returns 1 if the record may be freed
  * now, 0 if bodycap will pass it to `release` once libh2o's callback
