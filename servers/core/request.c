@@ -187,6 +187,7 @@ static void on_filter_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostr
 {
     server_worker_t *worker = server_worker_of(req);
     request_t *rq = request_of(req);
+    server_conn_t *conn;
     char *timing, *p;
     (void)self;
 
@@ -209,6 +210,8 @@ static void on_filter_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostr
      * Connection: close so clients reconnect instead of racing our close */
     if (worker->server->cfg->keepalive_timeout == 0 || worker->stopping)
         req->http1_is_persistent = 0;
+    if ((conn = server_conn_of(req)) != NULL)
+        pipecork_respond(&conn->cork);
 
     h2o_setup_next_ostream(req, slot);
 }
@@ -222,18 +225,17 @@ static void on_log_access(h2o_logger_t *self, h2o_req_t *req)
     request_t *rq = request_of(req);
     unsigned route = rq != NULL ? rq->route_id : server->route_unmatched;
     uint64_t duration_ns = rq != NULL ? request_now_ns() - rq->started_ns : 0;
+    server_conn_t *conn;
     (void)self;
 
     metrics_observe_request(&server->metrics, worker->index, server->route_metric[route],
                             router_method_from_name(req->input.method.base, req->input.method.len), req->res.status,
                             duration_ns);
     /* libh2o reads the connection's next request after this: bodycap watches
-     * its body again (every client socket carries its bodycap_conn_t) */
-    if (req->version < 0x200 && req->conn->callbacks->get_socket != NULL) {
-        h2o_socket_t *sock = req->conn->callbacks->get_socket(req->conn);
-        if (sock != NULL && sock->ssl == NULL)
-            bodycap_rearm(sock->on_close.data, req);
-    }
+     * its body again, and if the client pipelined it, its response joins
+     * this pass's others in one transmission */
+    if ((conn = server_conn_of(req)) != NULL && bodycap_rearm(&conn->cap, req))
+        pipecork_mark(&worker->pipecork, &conn->cork, conn->cap.sock);
     if (server->log.mode != CONFIG_LOG_OFF)
         log_writer_request(&worker->log, req, rq != NULL ? rq->response_body : h2o_iovec_init(NULL, 0), duration_ns);
 }

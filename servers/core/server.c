@@ -168,12 +168,15 @@ static int on_fallback(h2o_handler_t *self, h2o_req_t *req)
 
 /* --- connections ---------------------------------------------------------- */
 
-/* One per client connection, in the socket's on_close.data. bodycap finds
- * its part there too, so it comes first. */
-typedef struct server_conn {
-    bodycap_conn_t cap;
-    server_worker_t *worker;
-} server_conn_t;
+server_conn_t *server_conn_of(h2o_req_t *req)
+{
+    h2o_socket_t *sock;
+    if (req->version >= 0x200 || req->conn->callbacks->get_socket == NULL)
+        return NULL;
+    if ((sock = req->conn->callbacks->get_socket(req->conn)) == NULL || sock->ssl != NULL)
+        return NULL;
+    return sock->on_close.data;
+}
 
 static void release_conn(bodycap_conn_t *c)
 {
@@ -186,6 +189,7 @@ static void on_connection_closed(void *data)
     server_worker_t *w = conn->worker;
     w->connections--;
     metrics_set(&w->server->metrics.workers[w->index].connections_open, w->connections);
+    pipecork_closed(&conn->cork);
     if (bodycap_closed(&conn->cap))
         free(conn);
 }
@@ -541,6 +545,7 @@ static void setup_worker(server_t *s, server_worker_t *w)
     w->tick_entry.cb = on_tick;
     log_writer_init(&w->log, &s->log);
     delay_set_init(&w->delays, loop);
+    pipecork_set_init(&w->pipecork, w->ctx.loop);
     bodycap_set_init(&w->bodycap, &w->ctx, s->globalconf.max_request_entity_size, on_body_refused, release_conn, w);
     for (size_t i = 0; i < w->nfds; i++) {
         w->listeners[i] = h2o_evloop_socket_create(loop, w->fds[i], H2O_SOCKET_FLAG_DONT_READ);

@@ -25,6 +25,7 @@
 #include "core/log.h"
 #include "core/bodycap.h"
 #include "core/metrics.h"
+#include "core/pipecork.h"
 #include "core/request.h"
 #include "core/router.h"
 
@@ -57,6 +58,7 @@ typedef struct server_worker {
     int stopping;
     uint64_t connections; /* open client connections of this worker */
     bodycap_set_t bodycap; /* chunked bodies refused from their declared size */
+    pipecork_set_t pipecork; /* pipelined responses sent together */
     h2o_timeout_t tick_timeout; /* 100 ms: loop-lag probe, log flush, drain deadline */
     h2o_timeout_entry_t tick_entry;
     uint64_t tick_armed_at;
@@ -126,5 +128,17 @@ static inline server_worker_t *server_worker_of(h2o_req_t *req)
 {
     return (server_worker_t *)req->conn->ctx;
 }
+
+/* One per client connection, in its socket's on_close.data. bodycap finds
+ * its part there too, so it comes first. */
+typedef struct server_conn {
+    bodycap_conn_t cap;
+    pipecork_conn_t cork;
+    server_worker_t *worker;
+} server_conn_t;
+
+/* The record of req's connection if req came over plain HTTP/1, else NULL:
+ * bodycap and pipecork follow those only. */
+server_conn_t *server_conn_of(h2o_req_t *req);
 
 #endif
