@@ -28,7 +28,7 @@ void pipecork_set_init(pipecork_set_t *set, h2o_loop_t *loop)
 {
     set->loop = loop;
     h2o_linklist_init_anchor(&set->marked);
-    h2o_timeout_init(loop, &set->zero, 0);
+    set->zero_ready = 0;
     set->entry = (h2o_timeout_entry_t){0};
     set->entry.cb = on_pass_end;
 }
@@ -39,6 +39,10 @@ void pipecork_mark(pipecork_set_t *set, pipecork_conn_t *c, h2o_socket_t *sock)
     if (h2o_linklist_is_linked(&c->link))
         return;
     h2o_linklist_insert(&set->marked, &c->link);
+    if (!set->zero_ready) {
+        h2o_timeout_init(set->loop, &set->zero, 0);
+        set->zero_ready = 1;
+    }
     if (!h2o_timeout_is_linked(&set->entry))
         h2o_timeout_link(set->loop, &set->zero, &set->entry);
 }

@@ -210,7 +210,9 @@ static void on_filter_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostr
      * Connection: close so clients reconnect instead of racing our close */
     if (worker->server->cfg->keepalive_timeout == 0 || worker->stopping)
         req->http1_is_persistent = 0;
-    if ((conn = server_conn_of(req)) != NULL)
+    /* made in the pass that answered the request pipelined before it: the
+     * two leave together */
+    if (pipecork_any_marked(&worker->pipecork) && (conn = server_conn_of(req)) != NULL)
         pipecork_respond(&conn->cork);
 
     h2o_setup_next_ostream(req, slot);

@@ -168,16 +168,6 @@ static int on_fallback(h2o_handler_t *self, h2o_req_t *req)
 
 /* --- connections ---------------------------------------------------------- */
 
-server_conn_t *server_conn_of(h2o_req_t *req)
-{
-    h2o_socket_t *sock;
-    if (req->version >= 0x200 || req->conn->callbacks->get_socket == NULL)
-        return NULL;
-    if ((sock = req->conn->callbacks->get_socket(req->conn)) == NULL || sock->ssl != NULL)
-        return NULL;
-    return sock->on_close.data;
-}
-
 static void release_conn(bodycap_conn_t *c)
 {
     free(c); /* the server_conn_t it starts */

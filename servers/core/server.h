@@ -138,7 +138,15 @@ typedef struct server_conn {
 } server_conn_t;
 
 /* The record of req's connection if req came over plain HTTP/1, else NULL:
- * bodycap and pipecork follow those only. */
-server_conn_t *server_conn_of(h2o_req_t *req);
+ * bodycap and pipecork follow those only. Inline: twice per response. */
+static inline server_conn_t *server_conn_of(h2o_req_t *req)
+{
+    h2o_socket_t *sock;
+    if (req->version >= 0x200 || req->conn->callbacks->get_socket == NULL)
+        return NULL;
+    if ((sock = req->conn->callbacks->get_socket(req->conn)) == NULL || sock->ssl != NULL)
+        return NULL;
+    return sock->on_close.data;
+}
 
 #endif
