@@ -406,84 +406,11 @@ class GracefulStop(unittest.TestCase):
         drain = 3
         with Server(workers=2, extra_args=["--drain-timeout", str(drain)]) as srv:
             port = srv.port
-            sigterm = threading.Event()
-            done = threading.Event()
-            lock = threading.Lock()
-            stats = collections.Counter()
-            failures = []
-
-            def note(key):
-                with lock:
-                    stats[key] += 1
-
-            def fail(msg):
-                with lock:
-                    failures.append(msg)
-
-            def client(idx):
-                conn, fresh = None, True
-                while not done.is_set():
-                    after = sigterm.is_set()
-                    if conn is None:
-                        try:
-                            conn = RawConn(port, timeout=5)
-                            fresh = True
-                        except ConnectionRefusedError:
-                            if not after:
-                                fail("connection refused before SIGTERM")
-                            note("refused")
-                            time.sleep(0.01)
-                            continue
-                        except OSError as e:
-                            if not after:
-                                fail("connect error before SIGTERM: %r" % e)
-                            note("connect-error")
-                            time.sleep(0.01)
-                            continue
-                    try:
-                        conn.send(build_request("GET", "/health_check"))
-                        r = conn.read_response()
-                    except (NoResponse, BrokenPipeError, ConnectionResetError) as e:
-                        how = getattr(e, "how", type(e).__name__)
-                        if not sigterm.is_set():
-                            fail("connection closed without a response before SIGTERM (%s, fresh=%s)" % (how, fresh))
-                        note("closed-before-response-%s-%s" % ("fresh" if fresh else "reused", how))
-                        conn.close()
-                        conn = None
-                        continue
-                    except IncompleteResponse as e:
-                        fail("response cut mid-way: %s" % e)
-                        conn.close()
-                        conn = None
-                        continue
-                    except MalformedResponse as e:
-                        fail("malformed response: %s" % e)
-                        conn.close()
-                        conn = None
-                        continue
-                    except socket.timeout:
-                        fail("no response within 5 s (sigterm=%s)" % sigterm.is_set())
-                        conn.close()
-                        conn = None
-                        continue
-                    if r.status != 200 or r.body != b"ok":
-                        fail("bad response %d %r" % (r.status, r.body[:100]))
-                    else:
-                        note("ok-after-sigterm" if after else "ok-before-sigterm")
-                    fresh = False
-                    if "close" in header_tokens(r.headers.get("connection")):
-                        note("told-close")
-                        conn.close()
-                        conn = None
-                if conn is not None:
-                    conn.close()
-
-            threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(6)]
-            for t in threads:
-                t.start()
+            clients = SigtermClients(port, 6)
+            clients.start()
             time.sleep(1.0)
             t0 = time.monotonic()
-            sigterm.set()
+            clients.sigterm.set()
             srv.proc.send_signal(signal.SIGTERM)
             try:
                 rc = srv.proc.wait(timeout=drain + 2)
@@ -491,18 +418,108 @@ class GracefulStop(unittest.TestCase):
                 rc = None
             took = time.monotonic() - t0
             time.sleep(0.3)  # clients observe the closed port
-            done.set()
-            for t in threads:
-                t.join(10)
-            summary = dict(stats)
-            self.assertEqual(failures[:10], [], "%d failures; stats %r" % (len(failures), summary))
+            clients.stop()
+            summary = dict(clients.stats)
+            self.assertEqual(clients.failures[:10], [], "%d failures; stats %r" % (len(clients.failures), summary))
             self.assertIsNotNone(rc, "server still running %d s after SIGTERM; stats %r" % (drain + 2, summary))
             self.assertEqual(rc, 0, srv.stderr())
-            self.assertGreater(stats["ok-before-sigterm"], 100, summary)
+            self.assertGreater(clients.stats["ok-before-sigterm"], 100, summary)
             self.assertTrue(port_is_free(port), "port still bound after exit")
             if os.environ.get("SUTLAB_TEST_VERBOSE"):
                 print("\nunder-load stop: exit %.2f s after SIGTERM, %r" % (took, summary), file=sys.stderr)
 
+
+class SigtermClients:
+    """test_sigterm_under_load's clients: threads sending GET /health_check on keep-alive
+    connections until stop(), each outcome counted in stats, each one not allowed at that point
+    (before or after the sigterm event is set) listed in failures."""
+
+    def __init__(self, port, count):
+        self.port = port
+        self.sigterm = threading.Event()
+        self.done = threading.Event()
+        self.lock = threading.Lock()
+        self.stats = collections.Counter()
+        self.failures = []
+        self.threads = [threading.Thread(target=self.client, daemon=True) for _ in range(count)]
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def stop(self):
+        self.done.set()
+        for t in self.threads:
+            t.join(10)
+
+    def note(self, key):
+        with self.lock:
+            self.stats[key] += 1
+
+    def fail(self, msg):
+        with self.lock:
+            self.failures.append(msg)
+
+    def connect(self):
+        """A new connection, or None (counted, and a failure before SIGTERM)."""
+        after = self.sigterm.is_set()
+        try:
+            return RawConn(self.port, timeout=5)
+        except ConnectionRefusedError:
+            if not after:
+                self.fail("connection refused before SIGTERM")
+            self.note("refused")
+        except OSError as e:
+            if not after:
+                self.fail("connect error before SIGTERM: %r" % e)
+            self.note("connect-error")
+        time.sleep(0.01)
+        return None
+
+    def exchange(self, conn, fresh):
+        """One request on conn (fresh: its first). Returns whether conn may be used again."""
+        after = self.sigterm.is_set()
+        try:
+            conn.send(build_request("GET", "/health_check"))
+            r = conn.read_response()
+        except (NoResponse, BrokenPipeError, ConnectionResetError) as e:
+            how = getattr(e, "how", type(e).__name__)
+            if not self.sigterm.is_set():
+                self.fail("connection closed without a response before SIGTERM (%s, fresh=%s)" % (how, fresh))
+            self.note("closed-before-response-%s-%s" % ("fresh" if fresh else "reused", how))
+            return False
+        except IncompleteResponse as e:
+            self.fail("response cut mid-way: %s" % e)
+            return False
+        except MalformedResponse as e:
+            self.fail("malformed response: %s" % e)
+            return False
+        except socket.timeout:
+            self.fail("no response within 5 s (sigterm=%s)" % self.sigterm.is_set())
+            return False
+        if r.status != 200 or r.body != b"ok":
+            self.fail("bad response %d %r" % (r.status, r.body[:100]))
+        else:
+            self.note("ok-after-sigterm" if after else "ok-before-sigterm")
+        if "close" in header_tokens(r.headers.get("connection")):
+            self.note("told-close")
+            return False
+        return True
+
+    def client(self):
+        conn, fresh = None, True
+        while not self.done.is_set():
+            if conn is None:
+                conn, fresh = self.connect(), True
+                if conn is None:
+                    continue
+            if self.exchange(conn, fresh):
+                fresh = False
+            else:
+                conn.close()
+                conn = None
+        if conn is not None:
+            conn.close()
 
 if __name__ == "__main__":
     unittest.main()

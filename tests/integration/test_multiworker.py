@@ -102,129 +102,26 @@ class TwoWorkers:
         stop_class_server(cls.srv, db=cls.db, timeout=60)
 
     def run_load(self, duration, stop_server_at=None):
-        """Runs every client kind in parallel for `duration` s; returns ({kind: requests}, failures).
+        """Runs every client kind in parallel for `duration` s; returns {kind: requests}.
 
         stop_server_at: seconds after which SIGTERM is sent (then connection errors are allowed)."""
-        port = self.srv.port
         sid, owner, cat = (int(x) for x in scalar(self.url, "SELECT id || '|' || owner_id || '|' || category_id"
                                                              " FROM stores ORDER BY id LIMIT 1").split("|"))
-        owner_email = scalar(self.url, "SELECT email FROM users WHERE id = %d" % owner)
-        slug = scalar(self.url, "SELECT slug FROM articles ORDER BY id LIMIT 1")
-        stop = threading.Event()
-        stopping = threading.Event()
-        lock = threading.Lock()
-        counts = {}
-        failures = []
-
-        def expect(kind, r, statuses):
-            with lock:
-                counts[kind] = counts.get(kind, 0) + 1
-            if r.status not in statuses:
-                failures.append("%s: %d %r" % (kind, r.status, r.body[:200]))
-
-        def registrar(c):
-            while not stop.is_set():
-                name = "mw" + uuid.uuid4().hex[:10]
-                r = c.call("POST", "/api/users", {"user": {"username": name, "email": name + "@x.org",
-                                                           "password": "pw-" + name}})
-                expect("register", r, (201,))
-                r = c.call("POST", "/api/users/login", {"user": {"email": name + "@x.org", "password": "pw-" + name}})
-                expect("login", r, (200,))
-                if r.status == 200:
-                    tok = json.loads(r.body)["user"]["token"]
-                    expect("put-user", c.call("PUT", "/api/user", {"user": {"password": "new-" + name}}, token=tok),
-                           (200,))
-                    expect("logout", c.call("POST", "/api/users/logout", token=tok), (204,))
-
-        def author(c):
-            r = c.call("POST", "/api/users/login", {"user": {"email": owner_email, "password": "password"}})
-            expect("login", r, (200,))
-            tok = json.loads(r.body)["user"]["token"]
-            i = 0
-            while not stop.is_set():
-                i += 1
-                r = c.call("POST", "/api/articles", {"article": {"title": "MW %d %s" % (i, uuid.uuid4().hex[:6]),
-                                                                 "description": "d", "body": "b" * 200,
-                                                                 "tagList": ["mw", "t%d" % (i % 5)]}}, token=tok)
-                expect("create-article", r, (201,))
-                if r.status != 201:
-                    continue
-                s = json.loads(r.body)["article"]["slug"]
-                expect("favorite", c.call("POST", "/api/articles/%s/favorite" % s, token=tok), (200,))
-                expect("comment", c.call("POST", "/api/articles/%s/comments" % s, {"comment": {"body": "c"}},
-                                         token=tok), (201,))
-                expect("list", c.call("GET", "/api/articles?tag=mw&limit=5", token=tok), (200,))
-                expect("feed", c.call("GET", "/api/articles/feed", token=tok), (200,))
-                if i % 3 == 0:
-                    expect("delete-article", c.call("DELETE", "/api/articles/" + s, token=tok), (204,))
-
-        def store_flipper(c):
-            r = c.call("POST", "/api/users/login", {"user": {"email": owner_email, "password": "password"}})
-            tok = json.loads(r.body)["user"]["token"]
-            i = 0
-            while not stop.is_set():
-                i += 1
-                expect("patch-store", c.call("PATCH", "/stores/%d/%s" % (sid, "opened" if i % 2 else "closed"),
-                                             token=tok), (200,))
-                expect("listing", c.call("GET", "/stores?categoryId=%d" % cat), (200,))
-
-        def reader(c, k):
-            i = 0
-            while not stop.is_set():
-                i += 1
-                expect("listing", c.call("GET", "/stores?categoryId=%d" % (1 + (i + k) % 5)), (200,))
-                expect("store", c.call("GET", "/stores/%d" % (1 + i % 20)), (200, 404))
-                expect("article", c.call("GET", "/api/articles/" + slug), (200,))
-                expect("static", c.call("GET", "/status.txt", headers=[("Accept-Encoding", "gzip;q=0.9, br;q=0")]),
-                       (200,))
-                expect("echo", c.call("POST", "/rpc/echo", {"k": k, "i": i, "s": "x" * 300}), (200,))
-                expect("tags", c.call("GET", "/api/tags"), (200,))
-                expect("health", c.call("GET", "/health_check"), (200,))
-                expect("readyz", c.call("GET", "/readyz"), (200,))
-
-        def scraper(c):
-            while not stop.is_set():
-                r = c.call("GET", "/metrics")
-                expect("metrics", r, (200,))
-                if r.status == 200:
-                    try:
-                        parse_metrics(r.body.decode())
-                    except AssertionError as e:
-                        failures.append("metrics exposition: %s" % e)
-                time.sleep(0.02)
-
-        errors = []
-
-        def wrap(fn, *args):
-            c = Client(port)
-            try:
-                fn(c, *args)
-            except (OSError, NoResponse, IncompleteResponse) as e:
-                if not stopping.is_set():
-                    errors.append("%s: %r" % (fn.__name__, e))
-            except BaseException as e:  # noqa: B902 - reported below
-                errors.append("%s: %r" % (fn.__name__, e))
-            finally:
-                c.close()
-
-        threads = [threading.Thread(target=wrap, args=(f,), daemon=True)
-                   for f in (registrar, registrar, author, store_flipper, scraper)]
-        threads += [threading.Thread(target=wrap, args=(reader, k), daemon=True) for k in range(4)]
-        for t in threads:
-            t.start()
+        load = MixedLoad(self.srv.port, store_id=sid, category=cat,
+                         owner_email=scalar(self.url, "SELECT email FROM users WHERE id = %d" % owner),
+                         slug=scalar(self.url, "SELECT slug FROM articles ORDER BY id LIMIT 1"))
+        load.start()
         t0 = time.monotonic()
         if stop_server_at is not None:
             time.sleep(stop_server_at)
-            stopping.set()
+            load.stopping.set()
             self.srv.proc.send_signal(15)
         time.sleep(max(0.0, duration - (time.monotonic() - t0)))
-        stop.set()
-        for t in threads:
-            t.join(120)
-        self.assertFalse(any(t.is_alive() for t in threads), "clients still running 120 s after the end")
-        self.assertEqual(errors, [], "client errors (connection errors count only before a SIGTERM)")
-        self.assertEqual(failures[:10], [], "%d unexpected answers" % len(failures))
-        return counts
+        load.stop()
+        self.assertFalse(any(t.is_alive() for t in load.threads), "clients still running 120 s after the end")
+        self.assertEqual(load.errors, [], "client errors (connection errors count only before a SIGTERM)")
+        self.assertEqual(load.failures[:10], [], "%d unexpected answers" % len(load.failures))
+        return load.counts
 
     def test_everything_at_once(self):
         before = self.srv.metrics().total("http_requests_total")
@@ -267,6 +164,129 @@ class StopUnderLoad(TwoWorkers, unittest.TestCase):
         self.assertEqual(rc, 0, self.srv.stderr()[-3000:])
         report = self.srv.sanitizer_report()
         self.assertIsNone(report, report)
+
+
+class MixedLoad:
+    """run_load's clients, one thread each: two registrars, an author, a store flipper, a /metrics
+    scraper and four readers, each on its own keep-alive connection until stop(). Every answer is
+    counted by kind in counts; one with a status its kind does not allow goes to failures; a client
+    that died goes to errors (a connection error only before the stopping event)."""
+
+    def __init__(self, port, store_id, category, owner_email, slug):
+        self.port = port
+        self.store_id, self.category, self.owner_email, self.slug = store_id, category, owner_email, slug
+        self.stop_event = threading.Event()
+        self.stopping = threading.Event()
+        self.lock = threading.Lock()
+        self.counts = {}
+        self.failures = []
+        self.errors = []
+        kinds = [(self.registrar,), (self.registrar,), (self.author,), (self.store_flipper,), (self.scraper,)]
+        kinds += [(self.reader, k) for k in range(4)]
+        self.threads = [threading.Thread(target=self.wrap, args=kind, daemon=True) for kind in kinds]
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def stop(self):
+        self.stop_event.set()
+        for t in self.threads:
+            t.join(120)
+
+    def wrap(self, fn, *args):
+        c = Client(self.port)
+        try:
+            fn(c, *args)
+        except (OSError, NoResponse, IncompleteResponse) as e:
+            if not self.stopping.is_set():
+                self.errors.append("%s: %r" % (fn.__name__, e))
+        except BaseException as e:  # noqa: B902 - reported by run_load
+            self.errors.append("%s: %r" % (fn.__name__, e))
+        finally:
+            c.close()
+
+    def expect(self, kind, r, statuses):
+        with self.lock:
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+        if r.status not in statuses:
+            self.failures.append("%s: %d %r" % (kind, r.status, r.body[:200]))
+
+    def login_owner(self, c):
+        r = c.call("POST", "/api/users/login", {"user": {"email": self.owner_email, "password": "password"}})
+        self.expect("login", r, (200,))
+        return json.loads(r.body)["user"]["token"]
+
+    def registrar(self, c):
+        expect = self.expect
+        while not self.stop_event.is_set():
+            name = "mw" + uuid.uuid4().hex[:10]
+            r = c.call("POST", "/api/users", {"user": {"username": name, "email": name + "@x.org",
+                                                       "password": "pw-" + name}})
+            expect("register", r, (201,))
+            r = c.call("POST", "/api/users/login", {"user": {"email": name + "@x.org", "password": "pw-" + name}})
+            expect("login", r, (200,))
+            if r.status == 200:
+                tok = json.loads(r.body)["user"]["token"]
+                expect("put-user", c.call("PUT", "/api/user", {"user": {"password": "new-" + name}}, token=tok),
+                       (200,))
+                expect("logout", c.call("POST", "/api/users/logout", token=tok), (204,))
+
+    def author(self, c):
+        expect = self.expect
+        tok = self.login_owner(c)
+        i = 0
+        while not self.stop_event.is_set():
+            i += 1
+            r = c.call("POST", "/api/articles", {"article": {"title": "MW %d %s" % (i, uuid.uuid4().hex[:6]),
+                                                             "description": "d", "body": "b" * 200,
+                                                             "tagList": ["mw", "t%d" % (i % 5)]}}, token=tok)
+            expect("create-article", r, (201,))
+            if r.status != 201:
+                continue
+            s = json.loads(r.body)["article"]["slug"]
+            expect("favorite", c.call("POST", "/api/articles/%s/favorite" % s, token=tok), (200,))
+            expect("comment", c.call("POST", "/api/articles/%s/comments" % s, {"comment": {"body": "c"}},
+                                     token=tok), (201,))
+            expect("list", c.call("GET", "/api/articles?tag=mw&limit=5", token=tok), (200,))
+            expect("feed", c.call("GET", "/api/articles/feed", token=tok), (200,))
+            if i % 3 == 0:
+                expect("delete-article", c.call("DELETE", "/api/articles/" + s, token=tok), (204,))
+
+    def store_flipper(self, c):
+        tok = self.login_owner(c)
+        i = 0
+        while not self.stop_event.is_set():
+            i += 1
+            state = "opened" if i % 2 else "closed"
+            self.expect("patch-store", c.call("PATCH", "/stores/%d/%s" % (self.store_id, state), token=tok), (200,))
+            self.expect("listing", c.call("GET", "/stores?categoryId=%d" % self.category), (200,))
+
+    def reader(self, c, k):
+        expect = self.expect
+        i = 0
+        while not self.stop_event.is_set():
+            i += 1
+            expect("listing", c.call("GET", "/stores?categoryId=%d" % (1 + (i + k) % 5)), (200,))
+            expect("store", c.call("GET", "/stores/%d" % (1 + i % 20)), (200, 404))
+            expect("article", c.call("GET", "/api/articles/" + self.slug), (200,))
+            expect("static", c.call("GET", "/status.txt", headers=[("Accept-Encoding", "gzip;q=0.9, br;q=0")]),
+                   (200,))
+            expect("echo", c.call("POST", "/rpc/echo", {"k": k, "i": i, "s": "x" * 300}), (200,))
+            expect("tags", c.call("GET", "/api/tags"), (200,))
+            expect("health", c.call("GET", "/health_check"), (200,))
+            expect("readyz", c.call("GET", "/readyz"), (200,))
+
+    def scraper(self, c):
+        while not self.stop_event.is_set():
+            r = c.call("GET", "/metrics")
+            self.expect("metrics", r, (200,))
+            if r.status == 200:
+                try:
+                    parse_metrics(r.body.decode())
+                except AssertionError as e:
+                    self.failures.append("metrics exposition: %s" % e)
+            time.sleep(0.02)
 
 
 if __name__ == "__main__":
