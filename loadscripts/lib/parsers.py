@@ -86,7 +86,11 @@ def parse_wrk(text):
     res["mean"], res["max"] = (wrk_ms(m.group(1)), wrk_ms(m.group(2))) if timed else (None, None)
     dist = text.partition("Latency Distribution")[2]
     pairs = [(float(p), wrk_ms(v)) for p, v in re.findall(r"^\s+([\d.]+)%\s+([\d.]+\w+)\s*$", dist, re.M)]
-    _percentile_keys(res, pairs if timed else [])
+    # now and then wrk prints 0.00us for some percentiles of a run that did record latencies, at
+    # random (wg/wrk#354; often under pipelining): not times either
+    _percentile_keys(res, [(p, ms) for p, ms in pairs if ms > 0] if timed else [])
+    for key in ("p50", "p99"):
+        res.setdefault(key, None)
     return res
 
 

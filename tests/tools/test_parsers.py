@@ -43,6 +43,15 @@ class Wrk(unittest.TestCase):
         self.assertIsNone(r.get("p50"))
         self.assertIsNone(r["max"])
 
+    def test_percentiles_printed_as_zero_are_left_out(self):
+        # wg/wrk#354: 0.00us for the 90th and 99th percentiles of a run whose max is 6.56 ms
+        r = parsers.parse_wrk(read("wrk_zero_percentiles.txt"))
+        self.assertEqual(r["requests"], 183590)
+        self.assertEqual(r["percentiles"], [(50.0, 1.78), (75.0, 2.44)])
+        self.assertEqual(r["p50"], 1.78)
+        self.assertIsNone(r["p99"])
+        self.assertEqual(r["max"], 6.56)
+
     def test_timeouts_and_non2xx_beside_answers(self):
         r = parsers.parse_wrk(read("wrk_mixed.txt"))
         self.assertEqual((r["requests"], r["socket_errors"], r["status_errors"], r["errors"]), (30, 8, 11, 19))
