@@ -5,8 +5,8 @@
  * libh2o 2.2.5 writes every response as soon as it is made, and answers the
  * next pipelined request only after that write. Each write is a segment
  * sent: on loopback the sender's core also runs the receiver's TCP input and
- * wakes the client, which made 8 pipelined /health_check cost 9.1 us of
- * worker CPU apiece, against 5.5 us once they shared a transmission.
+ * wakes the client: 8 pipelined /health_check cost 10.9 us of worker CPU
+ * apiece, against 6.7 us once they shared a transmission (docs/cost.md).
  *
  * When a response completes and the client's next request is already held,
  * the connection is marked; the next response made in the same event-loop
