@@ -50,11 +50,12 @@ static int over_limit(bodycap_conn_t *c, h2o_buffer_t *in)
         if (!rawreq_head(in->bytes, in->size, &c->scanned, &head))
             return 0;
         c->head_len = head.len;
-        if (!head.chunked || head.expect) {
+        if (!head.chunked) {
             c->state = WATCH_OFF;
             return 0;
         }
         c->state = WATCH_BODY;
+        c->expect = head.expect;
         memset(&c->chunks, 0, sizeof(c->chunks));
         c->seen = head.len;
     }
@@ -96,6 +97,19 @@ static int pass_to_libh2o(bodycap_conn_t *c, const char *err)
     return 1;
 }
 
+/* Has rearm_one do `next` at the end of this event-loop pass. */
+static void schedule_rearm(bodycap_conn_t *c, unsigned next)
+{
+    bodycap_set_t *set = c->set;
+
+    c->next = next;
+    if (!h2o_linklist_is_linked(&c->rearm_link)) {
+        h2o_linklist_insert(&set->rearm, &c->rearm_link);
+        if (!h2o_timeout_is_linked(&set->entry))
+            h2o_timeout_link(set->ctx->loop, &set->zero, &set->entry);
+    }
+}
+
 static void on_read(h2o_socket_t *sock, const char *err)
 {
     bodycap_conn_t *c = sock->on_close.data;
@@ -107,10 +121,16 @@ static void on_read(h2o_socket_t *sock, const char *err)
     /* libh2o decoded in place what it read: the next raw byte lands here */
     if (c->state == WATCH_BODY)
         c->seen = sock->input->size;
-    /* it stopped reading (a request to handle) or handed the socket to
-     * HTTP/2: the next wrap, if any, comes from bodycap_rearm */
-    if (sock->_cb.read != on_read)
-        c->state = WATCH_OFF;
+    if (sock->_cb.read == on_read)
+        return;
+    /* It stopped reading: to send "100 Continue", after which it reads the
+     * body with its own callback again, and decodes what it holds of it
+     * (later in this pass, once the write is done); or for a request to
+     * handle, or it handed the socket to HTTP/2, and the next wrap, if any,
+     * comes from bodycap_rearm. */
+    if (c->state == WATCH_BODY && c->expect)
+        schedule_rearm(c, NEXT_BODY);
+    c->state = WATCH_OFF;
 }
 
 static void wrap(bodycap_conn_t *c)
@@ -119,6 +139,7 @@ static void wrap(bodycap_conn_t *c)
     c->state = WATCH_HEAD;
     c->scanned = 0;
     c->head_len = 0;
+    c->expect = 0;
 }
 
 /* Puts the wrapper back once libh2o waits for more of the next request,
@@ -140,7 +161,9 @@ static void rearm_one(bodycap_conn_t *c)
         c->sock->_cb.read = on_read;
         c->state = WATCH_HEAD;
         break;
-    case NEXT_BODY: /* libh2o decoded what it held, in place: new raw bytes come after it */
+    case NEXT_BODY: /* libh2o decoded what it held, in place: new raw bytes come after it
+                     * (after a "100 Continue" not yet written, libh2o is not reading
+                     * and the watch ends above: its own limit applies) */
         c->sock->_cb.read = on_read;
         c->state = WATCH_BODY;
         c->seen = c->sock->input->size;
@@ -191,9 +214,10 @@ static unsigned scan_held(bodycap_conn_t *c, h2o_req_t *req)
     c->scanned = 0;
     if (!rawreq_head(in->bytes + end, in->size - end, &c->scanned, &head))
         return NEXT_HEAD;
-    /* libh2o parses it next, from the input's start */
+    /* libh2o parses it next, from the input's start (with "Expect:
+     * 100-continue", it reads the rest of the body once that is sent) */
     c->head_len = head.len;
-    if (!head.chunked || head.expect)
+    if (!head.chunked)
         return NEXT_OFF;
     memset(&c->chunks, 0, sizeof(c->chunks));
     switch (rawreq_chunks_feed(&c->chunks, in->bytes + end + head.len, in->size - end - head.len, c->set->limit)) {
@@ -235,17 +259,11 @@ void bodycap_watch(bodycap_set_t *set, bodycap_conn_t *c, h2o_socket_t *sock)
 
 int bodycap_rearm(bodycap_conn_t *c, h2o_req_t *req)
 {
-    bodycap_set_t *set = c->set;
-    if (set == NULL || c->closed)
+    if (c->set == NULL || c->closed)
         return 0;
     /* again for each of several pipelined requests answered in one pass:
      * what matters is what follows the last one */
-    c->next = scan_held(c, req);
-    if (!h2o_linklist_is_linked(&c->rearm_link)) {
-        h2o_linklist_insert(&set->rearm, &c->rearm_link);
-        if (!h2o_timeout_is_linked(&set->entry))
-            h2o_timeout_link(set->ctx->loop, &set->zero, &set->entry);
-    }
+    schedule_rearm(c, scan_held(c, req));
     return c->next != NEXT_NOTHING_HELD;
 }
 

@@ -20,8 +20,10 @@
  * one is already in libh2o's input then, and libh2o parses it (decoding its
  * chunks in place) right after the completion: bodycap_rearm reads those
  * held bytes raw first, so the rearm goes on from there, or refuses a body
- * whose chunks already declared too much. Left to libh2o: a body sent after
- * `Expect: 100-continue`, TLS and HTTP/2 connections.
+ * whose chunks already declared too much. A request with `Expect:
+ * 100-continue` is followed the same way: libh2o stops reading to send the
+ * "100 Continue", then reads the body with its own callback again, and the
+ * end-of-pass rearm wraps that. Left to libh2o: TLS and HTTP/2 connections.
  *
  * Worker thread only. A connection's socket must carry its bodycap_conn_t
  * in `on_close.data` (the server's connection record starts with one).
@@ -46,6 +48,7 @@ typedef struct bodycap_conn {
     size_t seen;    /* of the input, bytes libh2o has decoded */
     size_t head_len; /* of the request at the input's start, its head's length once seen (0: not yet) */
     unsigned next;  /* NEXT_* of bodycap.c: what the rearm does */
+    int expect;     /* the body waits for "100 Continue" */
     rawreq_chunks_t chunks;
 } bodycap_conn_t;
 
