@@ -78,6 +78,71 @@ ensure_pkgs() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 }
 
+# ---- the Debian mirror (this machine's apt sources, never a host name of our own) --------------------
+
+# apt_host_sources: "URI SUITE [COMPONENT...]" for every binary source of this machine's apt, from
+# /etc/apt/sources.list, sources.list.d/*.list (one-line style) and sources.list.d/*.sources (deb822).
+# deb-src, disabled stanzas (Enabled: no), [options] and comments are left out.
+apt_host_sources() {
+  local f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] || continue
+    awk '{ sub(/#.*/, "") }
+         $1 == "deb" {
+           i = 2
+           if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
+           line = $i " " $(i + 1)
+           for (j = i + 2; j <= NF; j++) line = line " " $j
+           if (NF >= i + 1) print line
+         }' "$f"
+  done
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    awk 'function flush(  n, m, a, b, u, s) {
+           if (types ~ /(^| )deb( |$)/ && tolower(enabled) != "no") {
+             n = split(uris, u, " "); m = split(suites, s, " ")
+             for (a = 1; a <= n; a++) for (b = 1; b <= m; b++) print u[a], s[b], comps
+           }
+           types = uris = suites = comps = enabled = ""
+         }
+         /^[ \t]*#/ { next }
+         /^[ \t]*$/ { flush(); next }
+         /^[ \t]/ { next }   # a continuation line (an inline Signed-By key)
+         /^[A-Za-z-]+:/ {
+           key = tolower(substr($0, 1, index($0, ":") - 1)); val = substr($0, index($0, ":") + 1)
+           gsub(/^[ \t]+|[ \t]+$/, "", val)
+           if (key == "types") types = val; else if (key == "uris") uris = val
+           else if (key == "suites") suites = val; else if (key == "components") comps = val
+           else if (key == "enabled") enabled = val
+         }
+         END { flush() }' "$f"
+  done
+}
+
+# debian_mirror [RELEASE]: the URI (no trailing /) this machine's apt fetches Debian RELEASE
+# (default bookworm) from: debootstrap and the roots made here use the same mirror as the machine.
+debian_mirror() {
+  local rel=${1:-bookworm} uri
+  uri=$(apt_host_sources | awk -v s="$rel" '$2 == s { print $1; exit }')
+  [ -n "$uri" ] ||
+    die "this machine's apt has no source for Debian $rel (/etc/apt/sources.list, /etc/apt/sources.list.d/): no mirror to use"
+  printf '%s\n' "${uri%/}"
+}
+
+# debian_sources_list [RELEASE]: /etc/apt/sources.list lines for a Debian RELEASE root: this
+# machine's sources of RELEASE, RELEASE-updates and RELEASE-security (as an installed Debian has them).
+debian_sources_list() {
+  local rel=${1:-bookworm}
+  debian_mirror "$rel" >/dev/null
+  apt_host_sources | awk -v r="$rel" '
+    $2 == r || $2 == r "-updates" || $2 == r "-security" {
+      uri = $1; sub(/\/$/, "", uri); comps = ""
+      for (i = 3; i <= NF; i++) comps = comps " " $i
+      line = "deb " uri " " $2 (comps == "" ? " main" : comps)
+      if (!seen[line]++) print line
+    }'
+}
+
 # ---- processes (no procps on a bare Debian: read /proc) -------------------------------------------
 
 # read_pidfile FILE: prints the pid if FILE holds a number.

@@ -82,15 +82,18 @@ c_engine_present() { command -v podman >/dev/null 2>&1 && command -v podman-comp
 
 # c_rootfs_tarballs: $C_CACHE/debian-<release>{,-slim}.tar, made once with debootstrap.
 c_rootfs_tarballs() {
-  local full=$C_CACHE/debian-$C_DEBIAN.tar slim=$C_CACHE/debian-$C_DEBIAN-slim.tar dir t0
+  local full=$C_CACHE/debian-$C_DEBIAN.tar slim=$C_CACHE/debian-$C_DEBIAN-slim.tar dir t0 mirror sources
   if [ -s "$full" ] && [ -s "$slim" ]; then
     return 0
   fi
+  # this machine's own mirror (its apt sources), for debootstrap and for the images' apt
+  mirror=$(debian_mirror "$C_DEBIAN")
+  sources=$(debian_sources_list "$C_DEBIAN")
   mkdir -p "$C_CACHE"
   dir=$(mktemp -d "$C_CACHE/rootfs.XXXXXX")
   t0=$SECONDS
-  step "debootstrap --variant=minbase $C_DEBIAN (once; cached in ${C_CACHE#"$ROOT"/}/)"
-  if ! debootstrap --variant=minbase "$C_DEBIAN" "$dir" http://deb.debian.org/debian > "$C_CACHE/debootstrap.log" 2>&1; then
+  step "debootstrap --variant=minbase $C_DEBIAN $mirror (once; cached in ${C_CACHE#"$ROOT"/}/)"
+  if ! debootstrap --variant=minbase "$C_DEBIAN" "$dir" "$mirror" > "$C_CACHE/debootstrap.log" 2>&1; then
     umount "$dir/proc" "$dir/sys" 2>/dev/null || true
     tail -n 20 "$C_CACHE/debootstrap.log" >&2
     rm -rf "$dir"
@@ -98,11 +101,7 @@ c_rootfs_tarballs() {
   fi
   # What the official images add to a plain debootstrap: the updates and security suites, and apt
   # settings that keep downloaded packages out of image layers.
-  cat > "$dir/etc/apt/sources.list" <<EOF
-deb http://deb.debian.org/debian $C_DEBIAN main
-deb http://deb.debian.org/debian $C_DEBIAN-updates main
-deb http://deb.debian.org/debian-security $C_DEBIAN-security main
-EOF
+  printf '%s\n' "$sources" > "$dir/etc/apt/sources.list"
   cat > "$dir/etc/apt/apt.conf.d/docker-clean" <<'EOF'
 DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
 APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
