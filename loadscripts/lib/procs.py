@@ -201,15 +201,16 @@ def die_with_parent():
     libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
-def cpu_stat(cpu):
-    """(tasks, irq, steal) ticks of one CPU from /proc/stat: tasks = user + nice + system, irq =
-    irq + softirq (on loopback, mostly the run's own TCP traffic)."""
+def cpu_stat(cpu=None):
+    """(tasks, irq, steal) ticks of one CPU (of all of them: None) from /proc/stat: tasks = user +
+    nice + system, irq = irq + softirq (on loopback, mostly the run's own TCP traffic)."""
+    head = "cpu " if cpu is None else "cpu%d " % cpu
     with open("/proc/stat") as f:
         for line in f:
-            if line.startswith("cpu%d " % cpu):
+            if line.startswith(head):
                 v = [int(x) for x in line.split()[1:9]]
                 return v[0] + v[1] + v[2], v[5] + v[6], v[7]
-    raise OSError("no cpu%d line in /proc/stat" % cpu)
+    raise OSError("no %sline in /proc/stat" % head)
 
 
 def loadavg():

@@ -118,7 +118,7 @@ def markdown(rows, tier_names):
     # the success ratio where the tool gives it (the open model's, vegeta's figure)
     ok_col = any("success" in r for r in rows)
     header = ["level", "req/s"] + (["ok %"] if ok_col else []) + ["mean ms", "p50 ms", "p99 ms", "errors"] + \
-             ["cpu %s" % t for t in tier_names] + ["Send-Q", "listen q", "overflows", "conns", "lag ms", "verdict"]
+             ["cpu %s" % t for t in tier_names] + ["cpu outside", "Send-Q", "listen q", "overflows", "conns", "lag ms", "verdict"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         if r.get("failed"):
@@ -130,6 +130,8 @@ def markdown(rows, tier_names):
             cells += [report.fmt(r.get("mean")), report.fmt(r.get("p50")), report.fmt(r.get("p99")),
                       _errors_text(r.get("errors"))]
             cells += [_tier_cells(r, t) for t in tier_names]
+            # work beside the run, outside every tier sampled: what makes a step `disturbed`
+            cells.append(report.fmt(_pct(r.get("outside_cores")), 0, "{}%"))
             cells += [report.fmt(_kib(r.get("send_q")), 0, "{} KiB"), report.fmt(r.get("listen_q"), 0),
                       report.fmt(r.get("overflows"), 0), report.fmt(r.get("connections"), 0),
                       report.fmt(_ms(r.get("loop_lag_s")), 1), "**%s**" % r.get("verdict")]
@@ -139,6 +141,10 @@ def markdown(rows, tier_names):
 
 def _pct(v):
     return None if v is None else v * 100.0
+
+
+def _round(v, digits):
+    return "" if v is None else round(v, digits)
 
 
 def _kib(v):
@@ -155,7 +161,7 @@ def write_csv(rows, tier_names, path):
         w.writerow(list(CSV_COLUMNS) + ["cpu_%s_pct" % t for t in tier_names] +
                    ["capacity_%s" % t for t in tier_names] + ["busy_%s" % t for t in tier_names] +
                    ["send_q", "recv_q", "listen_q", "overflows", "connections", "loop_lag_s", "failed",
-                    "writing_load", "send_q_max"])
+                    "writing_load", "send_q_max", "outside_cores"])
         for r in rows:
             u = r.get("tiers", {})
             w.writerow([r["level"], r.get("rps"), r.get("success"), r.get("mean"), r.get("p50"), r.get("p95"), r.get("p99"),
@@ -167,7 +173,8 @@ def write_csv(rows, tier_names, path):
                                            "loop_lag_s")] + [1 if r.get("failed") else 0] +
                        # share of the step the load tool sat blocked writing its own output
                        [round(u["load"]["writing_s"] / u["load"]["elapsed_s"], 3)
-                        if "load" in u and u["load"].get("elapsed_s") else ""] + [r.get("send_q_max")])
+                        if "load" in u and u["load"].get("elapsed_s") else ""] +
+                       [r.get("send_q_max"), _round(r.get("outside_cores"), 3)])
 
 
 def plot(rows, tier_names, path, title):

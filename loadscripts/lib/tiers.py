@@ -6,16 +6,22 @@ step a Sampler reads, for each tier:
 
   - its CPU time, exact: the live processes' user+system time plus what their reaped children
     left in cutime/cstime (PostgreSQL backends come and go with connections);
-  - its capacity, in cores: the most threads that ran at the same time (each at least ACTIVE_SHARE
-    of a core over one sampling interval), capped by the cores its cpuset allows. So a
-    single-threaded Redis, ab or Locust worker saturates at one core, sutlab at its busy
-    workers, PostgreSQL at its busy backends, and `taskset` pinning counts, without a table of
-    which program has how many threads;
+  - its capacity, in cores: for the load tier, the threads its tool was told to run (wrk's -t,
+    Locust's request-making processes, ab's one, hey's -cpus, httperf's processes: loadcap.py),
+    whichever of them happened to run; for the server tiers, and a load tool loadcap.py does not
+    know, the most threads that ran at the same time (each at least ACTIVE_SHARE of a core over
+    one sampling interval). Either is capped by the cores its cpuset allows. So a
+    single-threaded Redis or ab saturates at one core, sutlab at its busy workers, PostgreSQL at
+    its busy backends, and `taskset` pinning counts;
   - how busy it was against that capacity: its CPU time plus the time its threads were runnable
     but waited for a core (schedstat). On a shared machine a thread that wants a core all the
     time is saturated even when others got part of it. For the load tool, also the time its
     threads sat blocked writing (sampled): a load script printing every response into a slow
     console waits on it, and is as limited as one that has no core left (the TPS-trend case);
+  - the CPU that went to work outside the tiers it samples (and outside the sampler's own
+    process): the machine's task and steal time from /proc/stat less the tiers' CPU, in cores.
+    A build or any other process beside the run takes cores the tiers wait for; the verdict
+    reads this to tell a tier that saturated from one that only waited (verdict.py);
   - on the web tier only, the server-side signals: the summed Send-Q and Recv-Q of its
     established sockets, its listen queue, ListenOverflows (from the web's own network
     namespace, so `--netns` labs read the right counters), and what /metrics says of open
@@ -28,7 +34,7 @@ import os
 import threading
 import time
 
-from . import procs
+from . import loadcap, procs
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 ACTIVE_SHARE = 0.05   # a thread that used less than this share of a core did not run during the step
@@ -107,6 +113,22 @@ def allowed_cores(pids):
         except OSError:
             pass
     return len(cores) or os.cpu_count()
+
+
+def _machine_seconds():
+    """CPU seconds the machine's tasks used (user, nice, system) plus what the hypervisor took
+    from it (steal), since boot."""
+    tasks, _, steal = procs.cpu_stat()
+    return (tasks + steal) / CLK_TCK
+
+
+def _allowed_of(pid):
+    return allowed_cores([pid])
+
+
+def _parent_of(pid):
+    st = procs.proc_stat(pid)
+    return st[1] if st else None
 
 
 # -- sockets of the web tier ---------------------------------------------------------------------
@@ -194,6 +216,7 @@ class Sampler:
         self._active = {t: 0 for t in self.names}     # most threads running at once over an interval
         self._writing_s = 0.0  # thread-seconds the load tool spent blocked in a write (sampled)
         self._load_pids, self._last_write = [], None
+        self._load_declared = None  # the load tool's declared capacity, the most seen (loadcap.py)
         self._last_look = None
         self._queues = []
         self._metrics = []
@@ -215,6 +238,9 @@ class Sampler:
                 self._threads[t][key] = (first, now)
             self._active[t] = max(self._active[t], running)
         self._load_pids = self._pids("load", kids)  # refreshed here; read every WRITE_EVERY
+        declared = loadcap.capacity(self._load_pids, _allowed_of, _parent_of)
+        if declared is not None:
+            self._load_declared = max(declared, self._load_declared or 0)
         web = self._pids("web", kids)
         if web:
             self._queues.append(socket_queues(web))
@@ -245,6 +271,7 @@ class Sampler:
         self._t0 = time.monotonic()
         self._cpu0 = {t: cpu_seconds(self._pids(t, kids)) for t in self.names}
         self._rusage0 = os.times()
+        self._machine0 = _machine_seconds()
         web = self.roots["web"]
         self._overflows0 = listen_overflows(web[0]) if web else None
         self._look()
@@ -269,7 +296,20 @@ class Sampler:
                 cpu += (now.children_user - self._rusage0.children_user
                         + now.children_system - self._rusage0.children_system)
             usage[t] = self._usage(t, max(cpu, 0.0), elapsed, kids)
-        return usage, self._signals()
+        signals = self._signals()
+        signals["outside_cores"] = self._outside(usage, elapsed)
+        return usage, signals
+
+    def _outside(self, usage, elapsed):
+        """Cores used by work outside the tiers and this process over the step (>= 0). Kernel
+        time spent on interrupts is left out: on loopback it is mostly the run's own traffic.
+        Ticks are 10 ms, so short steps read to a few hundredths of a core."""
+        if elapsed <= 0:
+            return None
+        now = os.times()
+        own = (now.user - self._rusage0.user) + (now.system - self._rusage0.system)
+        machine = _machine_seconds() - self._machine0
+        return max(0.0, (machine - own - sum(u["cpu_s"] for u in usage.values())) / elapsed)
 
     def _usage(self, tier, cpu, elapsed, kids):
         threads = self._threads[tier].values()
@@ -278,7 +318,8 @@ class Sampler:
         active = max(self._active[tier], 1 if writing > 0 else 0)
         wait = sum(last[1] - first[1] for first, last in threads) + writing
         cores = allowed_cores(self._pids(tier, kids) or self.roots[tier])
-        capacity = max(1, min(cores, active))
+        declared = self._load_declared if tier == "load" else None
+        capacity = max(1, min(cores, declared if declared is not None else active))
         return {"cpu_s": cpu, "wait_s": wait, "writing_s": writing, "elapsed_s": elapsed,
                 "cores_used": cpu / elapsed if elapsed > 0 else 0.0,
                 "capacity": capacity, "allowed": cores, "active_threads": active,

@@ -18,6 +18,18 @@ send_q; the previous row, if any, gives the trend. The rules, first match wins:
      arrivals were answered with nothing saturated (the spray write-up: a blocked event loop or
      a pool too small for the rate);
   5. below limits: nothing saturated and still scaling.
+
+A step is disturbed when work outside the tiers the sampler watches (a build, another run) used
+DISTURBED cores or more over it, and a tier was slowed when it spent WAITED or more of its
+capacity runnable but waiting for a core meanwhile. Such a step gets the verdict `disturbed`
+instead of a name the outside work may have made (issue 25):
+  - in rules 1 and 3, when the tier reached SATURATED only by adding its waits to its own CPU
+    and another tier was above IDLE: on a quiet machine that other tier might have saturated
+    first. A tier whose own CPU reaches SATURATED is saturated whatever ran beside it, and one
+    that alone asked for cores would have had the outside work's cores: both keep their name;
+  - in rule 4's flat growth, when a tier of either step was slowed: the outside work, not a
+    concurrency limit, may have held the rps back.
+A disturbed step that still reads "below limits" keeps it: its tiers had what they asked for.
 """
 
 SATURATED = 0.85        # share of a tier's capacity
@@ -26,6 +38,8 @@ SENDQ_BACKLOG = 64 * 1024
 LEVEL_GROWTH = 1.5
 FLAT_GROWTH = 1.20
 OPEN_SUCCESS = 0.90     # an open-model step that answered less than this share of its arrivals
+DISTURBED = 0.25        # cores used outside the sampled tiers over a step
+WAITED = 0.10           # share of a tier's capacity spent waiting for a core
 
 SERVER_TIERS = ("web", "lb", "db", "redis")
 
@@ -42,6 +56,9 @@ RULES = (
     "answered < %d%% of its arrivals: a concurrency limit"
     % (round((FLAT_GROWTH - 1) * 100), LEVEL_GROWTH, OPEN_SUCCESS * 100),
     "below limits: nothing saturated and rps still grows with the level",
+    "disturbed: >= %.2f cores went to work outside the tiers, and a tier reached %d%% only with its waits "
+    "for a core while another was above %d%%, or rps was flat while a tier waited >= %d%% of its capacity: "
+    "the outside work may have made the figures" % (DISTURBED, SATURATED * 100, IDLE * 100, WAITED * 100),
 )
 
 
@@ -50,13 +67,65 @@ def busy(row, tier):
     return None if usage is None else usage.get("busy")
 
 
+def _share(row, tier, seconds):
+    """A tier's `seconds` as a share of its capacity over the step, or None if unknown."""
+    u = row.get("tiers", {}).get(tier) or {}
+    try:
+        return seconds(u) / u["elapsed_s"] / u["capacity"]
+    except (KeyError, TypeError, ZeroDivisionError):
+        return None
+
+
+def own(row, tier):
+    """The tier's own CPU (and, for the load tool, its time blocked writing) over its capacity:
+    its busy share less its waits for a core."""
+    return _share(row, tier, lambda u: u["cpu_s"] + u.get("writing_s", 0.0))
+
+
+def waited(row, tier):
+    """The share of its capacity the tier spent runnable but waiting for a core."""
+    return _share(row, tier, lambda u: u["wait_s"] - u.get("writing_s", 0.0))
+
+
+def disturbed(row):
+    outside = row.get("outside_cores")
+    return outside is not None and outside >= DISTURBED
+
+
+def slowed(row):
+    """The tiers of a disturbed step that waited for a core WAITED of their capacity or more."""
+    if not disturbed(row):
+        return []
+    return [t for t in row.get("tiers", {}) if (waited(row, t) or 0.0) >= WAITED]
+
+
+def _named(row, saturated, what):
+    """(verdict, reason) for the saturated tiers [(busy, tier)]: the most saturated one. In a
+    disturbed step, the most saturated of those that reached SATURATED on their own CPU; failing
+    that, the most saturated one still when no other tier was above IDLE (the cores the outside
+    work took would have gone to it alone), else `disturbed`."""
+    share, tier = max(saturated)
+    if not disturbed(row):
+        return tier, what % (tier, round(share * 100))
+    beside = "; %.2f cores ran outside the tiers" % row["outside_cores"]
+    genuine = [(b, t) for b, t in saturated if (own(row, t) or 0.0) >= SATURATED]
+    if genuine:
+        share, tier = max(genuine)
+        return tier, what % (tier, round(share * 100)) + beside
+    others = [t for t in row.get("tiers", {}) if t != tier and (busy(row, t) or 0.0) >= IDLE]
+    reason = what % (tier, round(share * 100)) + ", %d%% of it waiting for a core" % round(
+        (waited(row, tier) or 0.0) * 100) + beside
+    if others:
+        return "disturbed", reason + ", and %s above %d%% too" % (", ".join(sorted(others)), IDLE * 100)
+    return tier, reason
+
+
 def verdict(row, previous=None):
     """(verdict, reason) for one row."""
     saturated = [(busy(row, t), t) for t in SERVER_TIERS
                  if busy(row, t) is not None and busy(row, t) >= SATURATED]
     if saturated:
-        share, tier = max(saturated)
-        return tier, "%s at %d%% of its capacity" % (tier, round(share * 100))
+        return _named(row, saturated, "%s at %d%% of its capacity")
     web = busy(row, "web")
     send_q = row.get("send_q_max")
     if send_q is not None and send_q > SENDQ_BACKLOG and (web is None or web < IDLE):
@@ -64,13 +133,18 @@ def verdict(row, previous=None):
                                                                                   round((web or 0) * 100))
     load = busy(row, "load")
     if load is not None and load >= SATURATED:
-        return "load", "load tool at %d%% of its capacity" % round(load * 100)
+        return _named(row, [(load, "load")], "%s tool at %d%% of its capacity")
     success = row.get("success")
     if success is not None and success < OPEN_SUCCESS:
         return "none", "%d%% of the arrivals answered, nothing saturated" % round(success * 100)
     if previous is not None and _flat(row, previous):
-        return "none", "rps %+d%% for level x%.1f, nothing saturated" % (
-            round((row["rps"] / previous["rps"] - 1) * 100), row["level"] / previous["level"])
+        growth = "rps %+d%% for level x%.1f" % (round((row["rps"] / previous["rps"] - 1) * 100),
+                                                row["level"] / previous["level"])
+        held = sorted(set(slowed(row)) | set(slowed(previous)))
+        if held:
+            return "disturbed", "%s, while %s waited for a core and work outside the tiers ran" % (
+                growth, ", ".join(held))
+        return "none", growth + ", nothing saturated"
     return "below limits", "nothing saturated"
 
 

@@ -2,7 +2,9 @@
 their own CPU (time.process_time), so the check holds however busy the machine is."""
 
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 import unittest
 
@@ -132,6 +134,115 @@ class Sampler(unittest.TestCase):
         self.addCleanup(p.kill)
         time.sleep(0.2)
         self.assertEqual(tiers.allowed_cores([p.pid]), 1)
+
+
+def start(test, argv):
+    """A process the test case kills and reaps at its end."""
+    p = subprocess.Popen(argv)
+    test.addCleanup(p.wait)
+    test.addCleanup(p.kill)
+    return p
+
+
+# A stand-in for a load tool: saved under the tool's name, so that its command line reads as the
+# tool's (python3 DIR/wrk -t2 ...), and the last argument says what its threads do: `main` the
+# share of a core its main thread burns (0: it sleeps), `workers` how many threads burn a whole
+# core (one Python thread at a time: the GIL makes them one core in all).
+FAKE_TOOL = r"""
+import sys, threading, time
+spec = dict(kv.split("=") for kv in sys.argv[-1].split(","))
+def burn(share):
+    while True:
+        t0 = time.monotonic()
+        end = time.thread_time() + 0.05 * share
+        while time.thread_time() < end:
+            pass
+        time.sleep(max(0.0, 0.05 - (time.monotonic() - t0)))
+for _ in range(int(spec["workers"])):
+    threading.Thread(target=burn, args=(1.0,), daemon=True).start()
+burn(float(spec["main"])) if float(spec["main"]) else time.sleep(60)
+"""
+
+
+class DeclaredCapacity(unittest.TestCase):
+    """The load tier's capacity is the threads its tool was told to run (issue 25: wrk -t1 read as
+    "98% of 2" when its main thread happened to run, and the step lost its verdict)."""
+
+    def start_tool(self, name, args, spec):
+        d = tempfile.mkdtemp(prefix="sutlab-fake-tool-")
+        self.addCleanup(shutil.rmtree, d)
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write(FAKE_TOOL)
+        return start(self, [PY, path] + args + [spec])
+
+    def sample(self, pids, seconds=1.5):
+        time.sleep(0.3)
+        s = tiers.Sampler({"load": pids}).start()
+        time.sleep(seconds)
+        return s.stop()[0]["load"]
+
+    def test_a_main_thread_that_runs_beside_the_worker_adds_no_capacity(self):
+        p = self.start_tool("wrk", ["-t1", "-c", "8"], "main=0.3,workers=1")
+        load = self.sample([p.pid])
+        self.assertGreaterEqual(load["active_threads"], 2, load)  # both ran: the old rule said 2
+        self.assertEqual(load["capacity"], 1, load)
+        self.assertGreater(load["busy"], 0.85, load)
+
+    def test_only_the_idle_thread_ran(self):
+        # wrk -t2 whose two workers did nothing while its main thread burned a core: not saturated
+        p = self.start_tool("wrk", ["-t2", "-c", "8"], "main=1.0,workers=0")
+        load = self.sample([p.pid])
+        self.assertEqual(load["active_threads"], 1, load)  # the old rule: capacity 1, busy 100 %
+        self.assertEqual(load["capacity"], min(2, os.cpu_count()), load)
+        if load["capacity"] == 2:
+            self.assertLess(load["busy"], 0.7, load)
+
+    def test_ab_and_hey(self):
+        ab = self.start_tool("ab", ["-c", "8", "-t", "3"], "main=0.3,workers=1")
+        self.assertEqual(self.sample([ab.pid], 1.0)["capacity"], 1)
+        hey = self.start_tool("hey", ["-cpus", "1", "-c", "8"], "main=0.3,workers=1")
+        self.assertEqual(self.sample([hey.pid], 1.0)["capacity"], 1)
+        hey_all = self.start_tool("hey", ["-c", "8"], "main=0,workers=0")
+        self.assertEqual(self.sample([hey_all.pid], 1.0)["capacity"], tiers.allowed_cores([hey_all.pid]))
+
+    def test_distributed_locust_is_its_workers(self):
+        master = self.start_tool("locust", ["--master", "--headless"], "main=0.3,workers=0")
+        worker = self.start_tool("locust", ["--worker"], "main=1.0,workers=0")
+        load = self.sample([master.pid, worker.pid])
+        self.assertEqual(load["capacity"], 1, load)  # one worker; the master aggregates
+        self.assertGreater(load["busy"], 0.85, load)
+        idle = self.start_tool("locust", ["--worker"], "main=0,workers=0")
+        load = self.sample([master.pid, worker.pid, idle.pid])
+        self.assertEqual(load["capacity"], min(2, os.cpu_count()), load)
+
+    def test_httperf_processes_under_spray(self):
+        spray = self.start_tool("spray", ["--rate", "600"], "main=0,workers=0")
+        a = self.start_tool("httperf", ["--rate", "300"], "main=0,workers=0")
+        b = self.start_tool("httperf", ["--rate", "300"], "main=0,workers=0")
+        self.assertEqual(self.sample([spray.pid, a.pid, b.pid], 1.0)["capacity"], min(2, os.cpu_count()))
+
+    def test_a_program_it_does_not_know_keeps_the_threads_that_ran(self):
+        p = self.start_tool("k6", ["run"], "main=0.3,workers=1")
+        self.assertGreaterEqual(self.sample([p.pid])["capacity"], 2)
+
+
+class Outside(unittest.TestCase):
+    def test_a_process_beside_the_tiers_is_outside_and_the_tiers_are_not(self):
+        """A CPU-bound process outside every tier reads as about one core outside; the same one
+        sampled as a tier reads as none."""
+        p, idle = start(self, [PY, "-c", "while True: pass"]), start(self, [PY, "-c", "import time; time.sleep(60)"])
+        time.sleep(0.3)
+        s = tiers.Sampler({"web": [idle.pid]}).start()
+        time.sleep(1.5)
+        _, signals = s.stop()
+        self.assertGreater(signals["outside_cores"], 0.6, signals)
+        s = tiers.Sampler({"web": [p.pid]}).start()
+        time.sleep(1.5)
+        usage, signals = s.stop()
+        self.assertGreater(usage["web"]["cpu_s"], 0.6 * 1.5, usage)
+        # what else runs here: the test's own interpreter, kernel threads (a busy CI box: more)
+        self.assertLess(signals["outside_cores"], 0.4, signals)
 
 
 class Sockets(unittest.TestCase):

@@ -81,5 +81,58 @@ class Rules(unittest.TestCase):
         self.assertIn("64 KiB", text)
 
 
+def measured(level, rps, outside, **tiers):
+    """A row as the sampler leaves it: per tier (own CPU, waits for a core) as shares of one core
+    over a 3 s step, capacity 1; `outside` the cores used beside the tiers."""
+    usage = {t: {"cpu_s": c * 3.0, "wait_s": w * 3.0, "writing_s": 0.0, "elapsed_s": 3.0, "capacity": 1,
+                 "busy": min(1.0, c + w)} for t, (c, w) in tiers.items()}
+    return {"level": level, "rps": rps, "send_q_max": 0, "tiers": usage, "outside_cores": outside}
+
+
+class Disturbed(unittest.TestCase):
+    """Work outside the tiers (a build beside the run) takes cores the tiers wait for (issue 25:
+    with one CPU-bound process beside it, test_steps read `none` and `below limits` for `load`)."""
+
+    def test_a_tier_saturated_on_its_own_cpu_keeps_its_name(self):
+        v, reason = verdict.verdict(measured(8, 700, 1.0, web=(0.02, 0.0), load=(0.9, 0.08)))
+        self.assertEqual(v, "load")
+        self.assertIn("1.00 cores ran outside the tiers", reason)
+
+    def test_the_only_tier_that_asked_for_cores_keeps_its_name(self):
+        # wrk with its slow Lua beside a CPU hog: 79 % of a core, waiting the rest; sutlab idle
+        v, reason = verdict.verdict(measured(2, 926, 1.05, web=(0.01, 0.0), load=(0.79, 0.2)))
+        self.assertEqual(v, "load")
+        self.assertIn("20% of it waiting for a core", reason)
+
+    def test_waits_that_make_a_saturation_while_another_tier_is_busy_are_disturbed(self):
+        row = measured(8, 900, 0.9, web=(0.6, 0.3), load=(0.55, 0.1))
+        v, reason = verdict.verdict(row)
+        self.assertEqual(v, "disturbed")
+        self.assertIn("web at 90%", reason)
+        self.assertIn("load above 50%", reason)
+        row["outside_cores"] = 0.1  # the same tiers on a quiet machine: the web is the limit
+        self.assertEqual(verdict.verdict(row)[0], "web")
+        row["outside_cores"] = None  # a row from a sampler that did not measure it
+        self.assertEqual(verdict.verdict(row)[0], "web")
+
+    def test_flat_growth_with_a_slowed_tier_is_disturbed(self):
+        rows = [measured(2, 700, 1.0, web=(0.1, 0.0), load=(0.5, 0.3)),
+                measured(8, 730, 1.0, web=(0.1, 0.0), load=(0.5, 0.3))]
+        got = verdict.verdicts(rows)
+        self.assertEqual([v for v, _ in got], ["below limits", "disturbed"])
+        self.assertIn("load waited for a core", got[1][1])
+        # the same flatness with tiers that never waited: a concurrency limit, hog or not
+        rows = [measured(2, 100, 1.0, web=(0.05, 0.01), load=(0.1, 0.02)),
+                measured(8, 100, 1.0, web=(0.05, 0.01), load=(0.1, 0.02))]
+        self.assertEqual([v for v, _ in verdict.verdicts(rows)], ["below limits", "none"])
+        # slowed, but on a quiet machine: the waits are the tiers' own contention
+        rows = [measured(2, 700, 0.05, web=(0.1, 0.0), load=(0.5, 0.3)),
+                measured(8, 730, 0.05, web=(0.1, 0.0), load=(0.5, 0.3))]
+        self.assertEqual(verdict.verdicts(rows)[1][0], "none")
+
+    def test_thresholds_are_printed(self):
+        self.assertIn("disturbed: >= 0.25 cores", "\n".join(verdict.RULES))
+
+
 if __name__ == "__main__":
     unittest.main()

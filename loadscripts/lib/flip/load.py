@@ -297,9 +297,10 @@ def measure(args, target, scenario, label, rnd, token):
     finally:
         if side is not None:
             side.wait()
-    usage, _ = sampler.stop()
+    usage, signals = sampler.stop()
     r.update(cpu_shares(r, usage))
-    r["verdict"] = verdict.verdict({"level": 0, "rps": r["rps"], "tiers": usage})[0]
+    r["verdict"] = verdict.verdict({"level": 0, "rps": r["rps"], "tiers": usage,
+                                    "outside_cores": signals["outside_cores"]})[0]
     if side is not None:
         r.update(side.result())
     r["build_flags"] = metrics.fetch_flags(target.url) or "(no sutlab_build_info)"
