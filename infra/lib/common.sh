@@ -143,6 +143,54 @@ debian_sources_list() {
     }'
 }
 
+# ---- Debian root filesystems --------------------------------------------------------------------------
+
+# mounts_under DIR: the mount points at DIR or below it, deepest first (as this process sees them).
+mounts_under() {
+  local d
+  d=$(cd "$1" && pwd -P) || return 0
+  findmnt -rn -o TARGET | awk -v d="$d" '$0 == d || index($0, d "/") == 1' | sort -r
+}
+
+# rm_tree DIR: rm -rf DIR, refused while anything is mounted at DIR or below (a bind mount of /dev,
+# /proc, /sys or a host directory would be emptied through it).
+rm_tree() {
+  local m
+  [ -e "$1" ] || return 0
+  m=$(mounts_under "$1")
+  [ -z "$m" ] || die "not removing $1: mounted below it: $(printf '%s' "$m" | tr '\n' ' ')"
+  rm -rf --one-file-system "$1"
+}
+
+# debian_minbase_tar RELEASE TAR: TAR holds a `debootstrap --variant=minbase RELEASE` root from this
+# machine's mirror, /etc/apt/sources.list as an installed Debian has it (debian_sources_list), without
+# downloaded .debs, apt lists or /debootstrap (numeric owners). Made once: an existing TAR is kept.
+# The container lab's base images and the roots of `infra/lab fresh-root` start from it.
+debian_minbase_tar() {
+  local rel=$1 tar=$2 mirror sources dir log t0
+  [ -s "$tar" ] && return 0
+  command -v debootstrap >/dev/null 2>&1 || die "debootstrap is not installed (apt-get install debootstrap)"
+  mirror=$(debian_mirror "$rel")
+  sources=$(debian_sources_list "$rel")
+  mkdir -p "$(dirname "$tar")"
+  dir=$(mktemp -d "$tar.root.XXXXXX")
+  log=${tar%.tar}.debootstrap.log
+  t0=$SECONDS
+  step "debootstrap --variant=minbase $rel $mirror (once; cached as ${tar#"$ROOT"/})"
+  if ! debootstrap --variant=minbase "$rel" "$dir" "$mirror" > "$log" 2>&1; then
+    umount "$dir/proc" "$dir/sys" 2>/dev/null || true
+    tail -n 20 "$log" >&2
+    rm_tree "$dir"
+    die "debootstrap failed (log: $log)"
+  fi
+  printf '%s\n' "$sources" > "$dir/etc/apt/sources.list"
+  rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/* "$dir/debootstrap"
+  tar -C "$dir" --numeric-owner -cf "$tar.new" .
+  rm_tree "$dir"
+  mv "$tar.new" "$tar"
+  say "(debootstrap of $rel: $((SECONDS - t0)) s)"
+}
+
 # ---- processes (no procps on a bare Debian: read /proc) -------------------------------------------
 
 # read_pidfile FILE: prints the pid if FILE holds a number.

@@ -9,7 +9,8 @@
 #       `podman import` (the slim one without documentation, as the official -slim image). Podman
 #       resolves the Dockerfile's `FROM debian:bookworm` to them. The root filesystems are cached as
 #       tarballs in var/cache/containers/ (shared by every state directory), so a new podman storage
-#       imports them again in seconds instead of running debootstrap.
+#       imports them again in seconds instead of running debootstrap; the debootstrap root they are
+#       made from is var/cache/debian/debian-bookworm-minbase.tar (shared with infra/lab fresh-root).
 #   localhost/sutlab:<version>          infra/deploy/container/Dockerfile, unchanged
 #   localhost/sutlab-lab-postgres:15, -redis:7, -haproxy:2.6
 #       stand-ins for the official images (infra/deploy/podman/*/Containerfile), which the override
@@ -29,6 +30,7 @@ C_OVERRIDE=$C_PODMAN_DIR/compose.podman.yml
 C_PORT=${SUTLAB_LAB_CONTAINER_PORT:-18080}
 C_PROJECT=${SUTLAB_LAB_PROJECT:-sutlab-lab}
 C_DEBIAN=bookworm
+C_DEBIAN_TAR=$ROOT/var/cache/debian/debian-$C_DEBIAN-minbase.tar
 C_VERSION=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$ROOT/meson.build" | head -n 1)
 C_IMAGE=localhost/sutlab:${C_VERSION:-dev}
 # service -> image of the stand-ins (the override file names the same tags)
@@ -80,28 +82,20 @@ c_engine_present() { command -v podman >/dev/null 2>&1 && command -v podman-comp
 
 # ---- images -----------------------------------------------------------------------------------------
 
-# c_rootfs_tarballs: $C_CACHE/debian-<release>{,-slim}.tar, made once with debootstrap.
+# c_rootfs_tarballs: $C_CACHE/debian-<release>{,-slim}.tar, made once from the minbase root that
+# debootstrap made (debian_minbase_tar, cached in var/cache/debian/, shared with infra/lab fresh-root).
 c_rootfs_tarballs() {
-  local full=$C_CACHE/debian-$C_DEBIAN.tar slim=$C_CACHE/debian-$C_DEBIAN-slim.tar dir t0 mirror sources
+  local full=$C_CACHE/debian-$C_DEBIAN.tar slim=$C_CACHE/debian-$C_DEBIAN-slim.tar dir t0
   if [ -s "$full" ] && [ -s "$slim" ]; then
     return 0
   fi
-  # this machine's own mirror (its apt sources), for debootstrap and for the images' apt
-  mirror=$(debian_mirror "$C_DEBIAN")
-  sources=$(debian_sources_list "$C_DEBIAN")
+  t0=$SECONDS
+  debian_minbase_tar "$C_DEBIAN" "$C_DEBIAN_TAR"
   mkdir -p "$C_CACHE"
   dir=$(mktemp -d "$C_CACHE/rootfs.XXXXXX")
-  t0=$SECONDS
-  step "debootstrap --variant=minbase $C_DEBIAN $mirror (once; cached in ${C_CACHE#"$ROOT"/}/)"
-  if ! debootstrap --variant=minbase "$C_DEBIAN" "$dir" "$mirror" > "$C_CACHE/debootstrap.log" 2>&1; then
-    umount "$dir/proc" "$dir/sys" 2>/dev/null || true
-    tail -n 20 "$C_CACHE/debootstrap.log" >&2
-    rm -rf "$dir"
-    die "debootstrap failed (log: $C_CACHE/debootstrap.log)"
-  fi
-  # What the official images add to a plain debootstrap: the updates and security suites, and apt
-  # settings that keep downloaded packages out of image layers.
-  printf '%s\n' "$sources" > "$dir/etc/apt/sources.list"
+  tar -C "$dir" --numeric-owner -xf "$C_DEBIAN_TAR"
+  # What the official images add to a plain debootstrap (which has the updates and security suites
+  # already): apt settings that keep downloaded packages out of image layers.
   cat > "$dir/etc/apt/apt.conf.d/docker-clean" <<'EOF'
 DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
 APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
@@ -109,7 +103,7 @@ Dir::Cache::pkgcache "";
 Dir::Cache::srcpkgcache "";
 EOF
   printf 'APT::Install-Recommends "false";\n' > "$dir/etc/apt/apt.conf.d/docker-no-recommends"
-  rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/* "$dir"/var/log/* "$dir/debootstrap"
+  rm -rf "$dir"/var/log/*
   : > "$dir/etc/hostname"
   tar -C "$dir" --numeric-owner -cf "$full.new" .
   # -slim: no documentation, manual pages or translations, now or from later installs
@@ -124,10 +118,10 @@ EOF
   find "$dir/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete 2>/dev/null || true
   rm -rf "$dir"/usr/share/man/* "$dir"/usr/share/info/* "$dir"/usr/share/locale/* "$dir"/usr/share/lintian/*
   tar -C "$dir" --numeric-owner -cf "$slim.new" .
-  rm -rf "$dir"
+  rm_tree "$dir"
   mv "$full.new" "$full"
   mv "$slim.new" "$slim"
-  say "(debootstrap and the two root filesystems: $((SECONDS - t0)) s)"
+  say "(the two root filesystems: $((SECONDS - t0)) s)"
 }
 
 # c_base_images: localhost/debian:<release> and -slim in podman's storage.
