@@ -20,6 +20,49 @@ CONTAINER_PKGS=(podman podman-compose runc netavark aardvark-dns debootstrap cur
 TEST_PKGS+=("${CONTAINER_PKGS[@]}")
 TEST_PKGS+=(valgrind strace)  # bench --suite cost (tests/integration/test_cost.py)
 
+# The programs each part runs, as CMD:PKG: CMD a name looked up on PATH (or a path that must exist),
+# PKG the package of the part's list above that brings it, itself or through its Depends (packages
+# are installed with --no-install-recommends: a program only a Recommends brings is a gap). Read
+# from what the code runs (infra/, loadscripts/, tests/, .ci/), helpers that other programs start
+# included. Programs of Essential packages (coreutils, util-linux, bash, tar, grep, sed, findutils,
+# gzip, dpkg, libc-bin: setsid, runuser, setarch, taskset, ldd, ...) are left out: every Debian has
+# them. infra/lab checks them after installing (need_present), `infra/lab fresh-root --stage packages`
+# on a fresh Debian root, tests/integration/test_pkglists.py against dpkg's records.
+# shellcheck disable=SC2034  # used by infra/lab and infra/lib/freshroot.sh
+LAB_CMDS=(cc:build-essential meson:meson ninja:ninja-build pkg-config:pkg-config
+          "$PG_BIN/initdb:postgresql-15" "$PG_BIN/pg_ctl:postgresql-15" "$PG_BIN/postgres:postgresql-15"
+          "$PG_BIN/psql:postgresql-client-15" redis-server:redis-server redis-cli:redis-server  # redis-tools
+          curl:curl)
+# infra/lab up's options add one package each (up --tls: openssl, --lb haproxy|nginx, --netns:
+# iproute2): the commands they bring (lab_option_cmds).
+# shellcheck disable=SC2034  # used by infra/lab and infra/lib/freshroot.sh
+LAB_OPTION_CMDS=(openssl:openssl haproxy:haproxy nginx:nginx-light ip:iproute2 tc:iproute2)
+# podman's helpers: conmon, the runtime (runc), netavark (the network backend) and aardvark-dns
+# (container-name DNS) in /usr/lib/podman; debootstrap fetches with wget.
+# shellcheck disable=SC2034  # used by infra/lab and infra/lib/freshroot.sh
+CONTAINER_CMDS=(podman:podman podman-compose:podman-compose conmon:podman runc:runc
+                /usr/lib/podman/netavark:netavark /usr/lib/podman/aardvark-dns:aardvark-dns
+                iptables:iptables ip6tables:iptables
+                debootstrap:debootstrap wget:debootstrap curl:curl)
+# What infra/lab test and the tests run (with LAB_CMDS and CONTAINER_CMDS): the packages of
+# LAB_PKGS and TEST_PKGS (and npm) bring them.
+# shellcheck disable=SC2034  # used by infra/lab and infra/lib/freshroot.sh
+TEST_CMDS=(/usr/bin/python3:python3 clang-14:clang-14
+           wrk:wrk ab:apache2-utils hey:hey httperf:httperf /usr/bin/locust:python3-locust
+           jmeter:jmeter java:jmeter /usr/share/java/bsh.jar:jmeter /usr/share/java/groovy-all.jar:groovy
+           nginx:nginx-light /usr/sbin/nginx:nginx-light haproxy:haproxy
+           "$PG_BIN/pgbench:postgresql-15" "$PG_BIN/pg_isready:postgresql-client-15" psql:postgresql-client-15
+           redis-benchmark:redis-server redis-cli:redis-server curl:curl openssl:openssl
+           valgrind:valgrind callgrind_control:valgrind strace:strace
+           ip:iproute2 tc:iproute2 ss:iproute2 sysctl:procps
+           node:nodejs npm:npm docker-compose:docker-compose systemd-analyze:systemd readelf:build-essential)
+# The Python modules the tests and loadscripts import beyond the standard library (and the parts of
+# it Debian builds as C extensions), as MODULE:PKG, for /usr/bin/python3.
+# shellcheck disable=SC2034  # used by infra/lab and infra/lib/freshroot.sh
+TEST_PY_MODULES=(locust:python3-locust locust.contrib.fasthttp:python3-locust gevent:python3-locust
+                 matplotlib.pyplot:python3-matplotlib ssl:python3 ctypes:python3 crypt:python3
+                 xml.etree.ElementTree:python3)
+
 say()  { printf '%s\n' "$*"; }
 step() { printf '==> %s\n' "$*"; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
@@ -76,6 +119,61 @@ ensure_pkgs() {
   step "installing packages: ${missing[*]}"
   apt-get update
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+# npm_pkgs: npm, unless a Node.js that bundles its own (NodeSource's) is installed.
+npm_pkgs() { command -v npm >/dev/null 2>&1 || echo npm; }
+
+# have_cmd CMD: CMD is on PATH (a name) or exists (a path).
+have_cmd() { case $1 in /*) [ -e "$1" ] ;; *) command -v "$1" >/dev/null 2>&1 ;; esac; }
+
+# missing_cmds PART CMD:PKG...: "CMD (needed by PART; package: PKG)" for every command not there.
+missing_cmds() {
+  local part=$1 e
+  shift
+  for e in "$@"; do
+    have_cmd "${e%:*}" || printf '%s (needed by %s; package: %s)\n' "${e%:*}" "$part" "${e##*:}"
+  done
+}
+
+# missing_py_modules PART import|find MODULE:PKG...: "python3 module MODULE (needed by PART; package:
+# PKG)" for every module /usr/bin/python3 cannot import (find: only looks its top-level package up,
+# without importing anything: cheap).
+missing_py_modules() {
+  local part=$1 how=$2
+  shift 2
+  /usr/bin/python3 - "$part" "$how" "$@" 2>/dev/null <<'PY' || printf 'python3 module %s (needed by %s; package: python3)\n' "$*" "$part"
+import importlib, importlib.util, sys
+part, how = sys.argv[1:3]
+for entry in sys.argv[3:]:
+    module, pkg = entry.rsplit(":", 1)
+    try:
+        ok = (importlib.import_module(module) is not None if how == "import"
+              else importlib.util.find_spec(module.split(".")[0]) is not None)
+    except Exception:  # noqa: BLE001 - any failure to import is what is reported
+        ok = False
+    if not ok:
+        print("python3 module %s (needed by %s; package: %s)" % (module, part, pkg))
+PY
+}
+
+# need_present MISSING: after ensure_pkgs, MISSING (lines of missing_cmds, missing_py_modules) must be
+# empty; else one line and exit 1: a package list lacks what brings a program, and the gap shows here,
+# not deep inside a build or a test.
+need_present() {
+  [ -z "$1" ] ||
+    die "still missing after installing packages: $(printf '%s' "$1" | paste -sd ';' | sed 's/;/; /g') (a gap in the package lists of infra/lib/common.sh)"
+}
+
+# lab_option_cmds PKG...: the entries of LAB_OPTION_CMDS whose package is one of PKG.
+lab_option_cmds() {
+  local e p
+  for e in "${LAB_OPTION_CMDS[@]}"; do
+    for p in "$@"; do
+      [ "${e##*:}" = "$p" ] && printf '%s\n' "$e"
+    done
+  done
+  return 0
 }
 
 # ---- the Debian mirror (this machine's apt sources, never a host name of our own) --------------------
