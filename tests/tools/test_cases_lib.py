@@ -4,7 +4,7 @@ steps.csv gives them; the index list read from `sutlab db indexes status`; the v
 import unittest
 
 import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib.cases import (CASES, PLANNED, common, count_pagination, keepalive, missing_index, php_fpm,  # noqa: E402,I100
+from lib.cases import (CASES, PLANNED, checks, common, count_pagination, keepalive, missing_index, php_fpm,  # noqa: E402,I100
                        spray, tps_trend)
 
 
@@ -31,7 +31,7 @@ class Checks(unittest.TestCase):
         on[2]["verdict"] = "web"
         bad = [x for x in tps_trend.checks(off, on) if not x.ok]
         self.assertEqual(len(bad), 2)
-        self.assertTrue(common.verdict_line(bad).startswith("verdict: not reproduced: "))
+        self.assertTrue(checks.verdict(bad)[1].startswith("verdict: "))
 
     def test_spray(self):
         r = {(None, "inline"): {"success": 0.005, "p99_ms": 30000.0}, (None, "pool 50"): {"success": 0.317},

@@ -7,7 +7,7 @@ import shlex
 import subprocess
 import time
 
-from .. import LOADSCRIPTS, REPO, procs, report, tiers
+from .. import LOADSCRIPTS, REPO, procs, tiers
 from ..report import MISSING, fmt
 from ..errors import RunError
 
@@ -16,11 +16,12 @@ STEPS = os.path.join(LOADSCRIPTS, "steps")
 
 
 class Check:
-    """One figure of the write-up against the measured one: `ok` when the direction holds and the
-    value is within the stated band."""
+    """The checks of a case not yet moved to checks.py (issue 26): no line cited, counted as a
+    figure."""
 
     def __init__(self, what, writeup, measured, band, ok):
         self.what, self.writeup, self.measured, self.band, self.ok = what, writeup, measured, band, ok
+        self.cite, self.role = "(not cited)", "figure"
 
 
 class Context:
@@ -147,19 +148,6 @@ def _markdown_of(log_path):
 def loadavg():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
-
-
-def checks_table(checks):
-    rows = [[c.what, c.writeup, c.measured, c.band, "yes" if c.ok else "**no**"] for c in checks]
-    return report.table(["figure", "write-up", "measured", "reproduced when", "holds"], rows, framed=True)
-
-
-def verdict_line(checks):
-    failed = [c for c in checks if not c.ok]
-    if not failed:
-        return "verdict: reproduced (every figure above holds in direction and order of magnitude)"
-    return "verdict: not reproduced: " + "; ".join("%s (write-up %s, measured %s)" % (c.what, c.writeup, c.measured)
-                                                for c in failed)
 
 
 def stamp():

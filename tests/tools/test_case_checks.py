@@ -1,0 +1,92 @@
+"""The rules every case's checks follow (loadscripts/lib/cases/checks.py): bands bounded on both
+sides, set figures not counted, and the three verdicts."""
+
+import unittest
+
+import toolstest  # noqa: F401 - puts loadscripts/lib on the path
+from lib.cases import checks  # noqa: E402,I100
+
+
+class Bands(unittest.TestCase):
+    def test_a_ratio_holds_within_its_figure_times_or_over_one_and_a_half(self):
+        self.assertTrue(checks.ratio("r", "001 L47", 1.8, 1.8).ok)
+        self.assertTrue(checks.ratio("r", "001 L47", 1.8, 1.21).ok)
+        self.assertTrue(checks.ratio("r", "001 L47", 1.8, 2.69).ok)
+        self.assertFalse(checks.ratio("r", "001 L47", 1.8, 1.19).ok)
+        self.assertFalse(checks.ratio("r", "001 L47", 1.8, 2.71).ok)  # bounded above too
+        self.assertFalse(checks.ratio("r", "001 L47", 1.8, None).ok)  # not measured
+        self.assertEqual(checks.ratio("r", "001 L47", 1.8, 2.0).band, "1.20x-2.70x")
+
+    def test_a_range_of_the_write_up_is_its_band(self):
+        c = checks.ratio("r", "002 L20", 3.0, 2.2, low=2.0, high=4.0)
+        self.assertTrue(c.ok)
+        self.assertEqual(c.band, "2.00x-4.00x")
+        with self.assertRaises(ValueError):
+            checks.ratio("r", "002 L20", 3.0, 2.2, low=2.0)  # one end only
+        with self.assertRaises(ValueError):
+            checks.ratio("r", "002 L20", 3.0, 2.2, low=4.0, high=2.0)
+
+    def test_a_cpu_share_holds_within_fifteen_points(self):
+        self.assertTrue(checks.share("db", "000 L120", 99, 0.86).ok)
+        self.assertFalse(checks.share("db", "000 L120", 99, 0.83).ok)
+        self.assertTrue(checks.share("web", "000 L120", 33, 0.47).ok)
+        self.assertFalse(checks.share("web", "000 L120", 33, 0.49).ok)
+        self.assertFalse(checks.share("web", "000 L120", 33, 0.17).ok)
+        self.assertFalse(checks.share("web", "000 L120", 33, None).ok)
+
+    def test_value_direction_and_tier(self):
+        self.assertTrue(checks.value("tps", "001 L47", "1,800 range", 1850, 1800, 1899).ok)
+        self.assertFalse(checks.value("tps", "001 L47", "1,800 range", 1700, 1800, 1899).ok)
+        self.assertTrue(checks.direction("fix", "000 L160", "17 -> 19", 17, 19).ok)
+        self.assertFalse(checks.direction("fix", "000 L160", "17 -> 19", 19, 17).ok)
+        self.assertTrue(checks.direction("p99", "000 L160", "628 -> 300 ms", 628, 300, better="lower").ok)
+        self.assertFalse(checks.direction("fix", "000 L160", "17 -> 19", None, 17).ok)
+        self.assertTrue(checks.tier("tier", "000 L120", "db", ["db", "db"]).ok)
+        self.assertFalse(checks.tier("tier", "000 L120", "db", ["db", "web"]).ok)
+        self.assertFalse(checks.tier("tier", "000 L120", "db", ["db", "disturbed"]).ok)
+        self.assertFalse(checks.tier("tier", "000 L120", "db", []).ok)
+
+    def test_every_check_cites_a_line(self):
+        with self.assertRaises(ValueError):
+            checks.ratio("r", "", 1.8, 1.8)
+
+
+class Verdicts(unittest.TestCase):
+    def cs(self, *oks):
+        out = [checks.ratio("figure %d" % i, "001 L47", 2.0, 2.0 if ok else 9.0) for i, ok in enumerate(oks)]
+        out.append(checks.set_by("cost per request", "000 L80", "47.6 ms", "--app-cpu-us 47600"))
+        return out
+
+    def test_reproduced_when_every_counted_check_holds(self):
+        word, line = checks.verdict(self.cs(True, True))
+        self.assertEqual(word, "reproduced")
+        self.assertIn("all 2 counted", line)  # the set figure is not counted
+        self.assertEqual(checks.exit_code(word), 0)
+
+    def test_partly_names_each_miss_with_its_value(self):
+        word, line = checks.verdict(self.cs(True, False, False))
+        self.assertEqual(word, "partly reproduced: 1 of 3")
+        self.assertIn("figure 1 (write-up 2.00x, measured 9.00x)", line)
+        self.assertIn("figure 2", line)
+        self.assertEqual(checks.exit_code(word), 1)
+
+    def test_a_wrong_direction_or_tier_is_not_reproduced(self):
+        cs = self.cs(True, True) + [checks.tier("tier", "000 L120", "db", ["web"])]
+        self.assertEqual(checks.verdict(cs)[0], "not reproduced")
+        cs = self.cs(True) + [checks.direction("fix", "000 L160", "17 -> 19", 19, 17)]
+        self.assertEqual(checks.verdict(cs)[0], "not reproduced")
+        self.assertEqual(checks.exit_code("not reproduced"), 1)
+
+    def test_set_figures_alone_give_no_verdict(self):
+        with self.assertRaises(ValueError):
+            checks.verdict([checks.set_by("x", "000 L80", "47.6 ms", "--app-cpu-us")])
+
+    def test_the_table_shows_set_and_failed(self):
+        text = checks.table(self.cs(True, False))
+        self.assertRegex(text, r"\| +set \|")
+        self.assertRegex(text, r"\| +\*\*no\*\* \|")
+        self.assertRegex(text, r"\| +001 L47 \|")
+
+
+if __name__ == "__main__":
+    unittest.main()
