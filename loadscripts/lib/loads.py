@@ -14,7 +14,7 @@ import json
 import os
 import re
 
-from . import LOADSCRIPTS, parsers, report
+from . import LOADSCRIPTS, parsers, report, stats
 
 TOOLS = ("ab", "hey", "wrk", "locust", "httperf")
 AB_MAX_RPS = 200000  # more than ab reaches on one core
@@ -102,8 +102,10 @@ def _spray(output):
 
 def _locust(prefix, skip_s):
     """Locust's figures past its warm-up: rps from the per-second rows of the sutlab recorder
-    (PREFIX_seconds.csv), p50/p99 the medians of their per-second values, the mean weighted by
-    requests; errors by kind from PREFIX_failures.csv (its counts cover the whole run)."""
+    (PREFIX_seconds.csv), p50/p95/p99 of every response of those seconds (their histograms
+    merged; the medians of the per-second values only for a file without histograms, which
+    understate the tail), the mean weighted by requests; errors by kind from
+    PREFIX_failures.csv (its counts cover the whole run)."""
     rows = parsers.locust_seconds(prefix + "_seconds.csv")
     if rows:
         t0 = rows[0]["timestamp"]
@@ -111,9 +113,20 @@ def _locust(prefix, skip_s):
     n = sum(r["requests"] for r in rows)
     if not rows or n == 0:
         raise ValueError("Locust completed no request (%s_seconds.csv)" % prefix)
-    return {"rps": n / len(rows),
-            "mean": sum((r["mean_ms"] or 0) * r["requests"] for r in rows) / n,
-            "p50": report.median(r["p50_ms"] for r in rows if r["requests"]),
-            "p95": report.median(r["p95_ms"] for r in rows if r["requests"]),
-            "p99": report.median(r["p99_ms"] for r in rows if r["requests"]),
-            "errors": parsers.locust_error_kinds(prefix + "_failures.csv")}
+    out = {"rps": n / len(rows), "mean": sum((r["mean_ms"] or 0) * r["requests"] for r in rows) / n,
+           "errors": parsers.locust_error_kinds(prefix + "_failures.csv")}
+    out.update(_locust_percentiles(rows))
+    return out
+
+
+def _locust_percentiles(rows):
+    """{p50, p95, p99} of the seconds' responses: nearest rank over their merged histograms of
+    rounded times, never above the slowest response (as the recorder's own per-second ones)."""
+    if any(r.get("histogram") is None for r in rows if r["requests"]):
+        return {"p%d" % q: report.median(r["p%d_ms" % q] for r in rows if r["requests"]) for q in (50, 95, 99)}
+    merged = {}
+    for r in rows:
+        for ms, count in r["histogram"].items():
+            merged[ms] = merged.get(ms, 0) + count
+    slowest = max(r["max_ms"] for r in rows if r["requests"])
+    return {"p%d" % q: min(stats.counts_percentile(merged, q), slowest) for q in (50, 95, 99)}

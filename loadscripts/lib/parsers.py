@@ -263,8 +263,21 @@ def _rows(path, convert):
 
 def locust_seconds(path):
     """PREFIX_seconds.csv: one dict a second (timestamp, users, requests, failures, rps,
-    failures_per_s, p50_ms, p95_ms, p99_ms, max_ms, mean_ms)."""
-    return _rows(path, {"timestamp": int, "users": int, "requests": int, "failures": int})
+    failures_per_s, p50_ms, p95_ms, p99_ms, max_ms, mean_ms, and histogram: {rounded ms: count},
+    None in a file written before the recorder kept it)."""
+    return _rows(path, {"timestamp": int, "users": int, "requests": int, "failures": int,
+                        "histogram": _histogram})
+
+
+def _histogram(text):
+    """`ms:count ms:count` as {ms: count}; None for a missing cell."""
+    if text is None:
+        return None
+    out = {}
+    for pair in text.split():
+        ms, n = pair.split(":")
+        out[float(ms)] = out.get(float(ms), 0) + int(n)
+    return out
 
 
 def locust_steps(path):

@@ -3,7 +3,9 @@
 With --csv PREFIX it writes
   PREFIX_seconds.csv  one row per second: users, requests, failures, req/s and the exact
                       p50/p95/p99 of the requests that completed in that second (Locust 2.12's own
-                      history rows carry percentiles cumulated since the start of the run);
+                      history rows carry percentiles cumulated since the start of the run), and
+                      the second's histogram of rounded response times (`ms:count ...`), so that
+                      a span of seconds gets its own percentiles, not a median of the seconds';
   PREFIX_steps.csv    one row per user level (a step of the step shape), its first
                       --step-settle seconds left out: req/s, error %, p50/p95/p99 over the level;
   PREFIX_flags.txt    the flags in force, from the target's /metrics sutlab_build_info.
@@ -82,7 +84,7 @@ class Bin:
 
 
 SECONDS_COLUMNS = ["timestamp", "users", "requests", "failures", "rps", "failures_per_s",
-                   "p50_ms", "p95_ms", "p99_ms", "max_ms", "mean_ms"]
+                   "p50_ms", "p95_ms", "p99_ms", "max_ms", "mean_ms", "histogram"]
 STEPS_COLUMNS = ["users", "seconds", "requests", "failures", "rps", "error_pct",
                  "p50_ms", "p95_ms", "p99_ms", "max_ms", "mean_ms"]
 
@@ -231,7 +233,8 @@ class Recorder:
         covered = hi - lo if hi - lo >= 0.2 else 1.0
         self.w.writerow([sec, users, b.n, b.fail, _fmt(b.n / covered, 2), _fmt(b.fail / covered, 2),
                          _fmt(p(50), 2), _fmt(p(95), 2), _fmt(p(99), 2),
-                         _fmt(b.max if b.n else None, 2), _fmt(b.sum / b.n if b.n else None, 3)])
+                         _fmt(b.max if b.n else None, 2), _fmt(b.sum / b.n if b.n else None, 3),
+                         " ".join("%g:%d" % (k, c) for k, c in sorted(b.hist.items()))])
         # user levels (for the step table): a level starts when the user count changes
         if self.level is None or self.level[0] != users:
             self.level = (users, sec)
@@ -253,7 +256,8 @@ class Recorder:
                 w.writerow([users, secs, b.n, b.fail, _fmt(b.n / secs if secs else None, 2),
                             _fmt(100.0 * b.fail / b.n if b.n else None, 3),
                             _fmt(p(50), 2), _fmt(p(95), 2), _fmt(p(99), 2),
-                            _fmt(b.max if b.n else None, 2), _fmt(b.sum / b.n if b.n else None, 3)])
+                            _fmt(b.max if b.n else None, 2), _fmt(b.sum / b.n if b.n else None, 3),
+                         " ".join("%g:%d" % (k, c) for k, c in sorted(b.hist.items()))])
 
 
 RECORDER = Recorder()

@@ -1,5 +1,8 @@
 """The command lines loadscripts/steps runs (loadscripts/lib/loads.py): what each tool is told."""
 
+import os
+import shutil
+import tempfile
 import unittest
 
 import toolstest  # noqa: F401 - puts loadscripts/lib on the path
@@ -56,6 +59,51 @@ class Commands(unittest.TestCase):
     def test_unknown_tool(self):
         with self.assertRaises(ValueError):
             loads.Load("siege", "http://h:1")
+
+
+SECONDS_HEAD = "timestamp,users,requests,failures,rps,failures_per_s,p50_ms,p95_ms,p99_ms,max_ms,mean_ms"
+
+
+class LocustStep(unittest.TestCase):
+    """A Locust step's percentiles are those of every response in the step's seconds (issue 29,
+    item 5), from the recorder's per-second histograms, not a median of per-second values."""
+
+    def write(self, lines, histograms=True):
+        d = tempfile.mkdtemp(prefix="sutlab-loads-")
+        self.addCleanup(shutil.rmtree, d)
+        prefix = os.path.join(d, "level-4")
+        with open(prefix + "_seconds.csv", "w") as f:
+            f.write(SECONDS_HEAD + (",histogram" if histograms else "") + "\n")
+            for ts, n, p99, mx, hist in lines:
+                f.write("%d,4,%d,0,%d,0,1.00,1.00,%.2f,%.2f,1.0%s\n"
+                        % (ts, n, n, p99, mx, ("," + hist) if histograms else ""))
+        open(prefix + "_failures.csv", "w").close()
+        return d
+
+    # three seconds of 100 responses at 1 ms, then one with 95 at 1 ms and 5 at 500 ms: every
+    # second's own p99 but the last is 1 ms, so their median is 1 ms; of the 400 responses the
+    # 396th is one of the 500 ms ones
+    SECONDS = [(100, 100, 1.0, 1.0, "1:100"), (101, 100, 1.0, 1.0, "1:100"), (102, 100, 1.0, 1.0, "1:100"),
+               (103, 100, 500.0, 500.0, "1:95 500:5")]
+
+    def test_the_p99_of_the_steps_responses(self):
+        d = self.write(self.SECONDS)
+        r = loads.Load("locust", "http://h:1", locustfiles=["a.py"], out_dir=d).result("", "level-4", 4)
+        self.assertEqual(r["p99"], 500.0)
+        self.assertEqual(r["p50"], 1.0)
+        self.assertEqual(r["rps"], 100)
+
+    def test_the_warm_up_seconds_are_left_out_of_the_histogram(self):
+        seconds = [(99, 100, 900.0, 900.0, "900:100")] + self.SECONDS
+        d = self.write(seconds)
+        r = loads.Load("locust", "http://h:1", locustfiles=["a.py"], out_dir=d).result("", "level-4", 4, skip_s=1)
+        self.assertEqual(r["p99"], 500.0)
+        self.assertEqual(r["p50"], 1.0)
+
+    def test_a_file_without_histograms_keeps_the_old_reading(self):
+        d = self.write(self.SECONDS, histograms=False)
+        r = loads.Load("locust", "http://h:1", locustfiles=["a.py"], out_dir=d).result("", "level-4", 4)
+        self.assertEqual(r["p99"], 1.0)  # the median of 1, 1, 1, 500
 
 
 if __name__ == "__main__":
