@@ -49,6 +49,11 @@ def assert_verdicts(test, rows, expected, text):
     test.assertEqual(len(rows), len(expected), text)
 
 
+def quiet(rows):
+    """The rows not `disturbed`: those whose figures the verdict read as they are."""
+    return [r for r in rows if r["verdict"] != "disturbed"]
+
+
 class Verdicts(unittest.TestCase):
     def run_steps(self, srv, extra, db_pid=None):
         out = tempfile.mkdtemp(prefix="sutlab-steps-")
@@ -72,15 +77,17 @@ class Verdicts(unittest.TestCase):
         assert_verdicts(self, rows, ["load", "load"], text)
         for r in rows:
             self.assertEqual(r["capacity_load"], "1", text)  # wrk -t1, whichever of its threads ran
-            self.assertGreater(float(r["busy_load"]), 0.85, text)
             self.assertLess(float(r["busy_web"]), 0.5, text)
+        for r in quiet(rows):
+            self.assertGreater(float(r["busy_load"]), 0.85, text)
 
     def test_web(self):
         with Server(workers=1, extra_args=NO_DB + ["--handler-mode", "inline"]) as srv:
             rows, text = self.run_steps(srv, ["--tool", "ab", "--path", "/work/cpu?ms=5", "--levels", "2,4"])
         assert_verdicts(self, rows, ["web", "web"], text)
-        for r in rows:
+        for r in quiet(rows):
             self.assertGreater(float(r["busy_web"]), 0.85, text)
+        for r in rows:
             self.assertEqual(r["errors"], "0", text)
 
     def test_none(self):
@@ -119,8 +126,9 @@ class PrintedResponses(unittest.TestCase):
         for r in rows:
             self.assertEqual(r["capacity_load"], "1", text)  # one Locust process, three threads
             self.assertLess(float(r["rps"]), 20, text)
-            self.assertGreater(float(r["busy_load"]), 0.85, text)
             self.assertLess(float(r["busy_web"]), 0.2, text)
+        for r in quiet(rows):
+            self.assertGreater(float(r["busy_load"]), 0.85, text)
 
 
 class Refusals(unittest.TestCase):

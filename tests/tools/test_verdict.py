@@ -116,8 +116,8 @@ class Disturbed(unittest.TestCase):
         self.assertEqual(verdict.verdict(row)[0], "web")
 
     def test_flat_growth_with_a_slowed_tier_is_disturbed(self):
-        rows = [measured(2, 700, 1.0, web=(0.1, 0.0), load=(0.5, 0.3)),
-                measured(8, 730, 1.0, web=(0.1, 0.0), load=(0.5, 0.3))]
+        rows = [measured(2, 700, 1.0, web=(0.1, 0.0), load=(0.2, 0.2)),
+                measured(8, 730, 1.0, web=(0.1, 0.0), load=(0.2, 0.2))]
         got = verdict.verdicts(rows)
         self.assertEqual([v for v, _ in got], ["below limits", "disturbed"])
         self.assertIn("load waited for a core", got[1][1])
@@ -126,9 +126,20 @@ class Disturbed(unittest.TestCase):
                 measured(8, 100, 1.0, web=(0.05, 0.01), load=(0.1, 0.02))]
         self.assertEqual([v for v, _ in verdict.verdicts(rows)], ["below limits", "none"])
         # slowed, but on a quiet machine: the waits are the tiers' own contention
-        rows = [measured(2, 700, 0.05, web=(0.1, 0.0), load=(0.5, 0.3)),
-                measured(8, 730, 0.05, web=(0.1, 0.0), load=(0.5, 0.3))]
+        rows = [measured(2, 700, 0.05, web=(0.1, 0.0), load=(0.2, 0.2)),
+                measured(8, 730, 0.05, web=(0.1, 0.0), load=(0.2, 0.2))]
         self.assertEqual(verdict.verdicts(rows)[1][0], "none")
+
+    def test_a_tier_near_saturation_on_a_busy_machine_is_disturbed(self):
+        # test_steps beside 1.4 cores of other work: wrk at 40 % of a core and 41 % waiting (81 %),
+        # which a quiet machine saturates; and the same step with its tiers all idle
+        v, reason = verdict.verdict(measured(2, 441, 1.45, web=(0.02, 0.04), load=(0.40, 0.41)))
+        self.assertEqual(v, "disturbed")
+        self.assertIn("load at 81%", reason)
+        self.assertEqual(verdict.verdict(measured(2, 441, 0.05, web=(0.02, 0.04), load=(0.40, 0.41)))[0],
+                         "below limits")
+        self.assertEqual(verdict.verdict(measured(2, 441, 1.45, web=(0.02, 0.04), load=(0.30, 0.10)))[0],
+                         "below limits")
 
     def test_thresholds_are_printed(self):
         self.assertIn("disturbed: >= 0.25 cores", "\n".join(verdict.RULES))
