@@ -1,24 +1,39 @@
-"""The delivery scale-out write-up's gzip: nginx compressed the listing, and under the link's
-bandwidth the compressed listing was "much faster"."""
+"""The delivery write-up's appendix (001): nginx in front of one WAS did much better than the WAS
+alone, which the author traced to nginx's gzip of the JSON listing. The write-up gives no figure
+for it, so the case holds the lab to the direction only (checks.py): sutlab's own gzip, on against
+off, under a bandwidth cap the lab chooses; the ratio under that cap is the compression ratio,
+which the cap sets, and is shown, not counted."""
 
 import os
 
 from .. import LOADSCRIPTS
 from ..errors import RunError
-from ..report import fmt, table
-from .common import Check, cells, flipped, loadavg
+from ..report import table
+from . import checks as c
+from .common import cells, flipped, loadavg
 
 NAME = "gzip"
 TITLE = "gzip on a bandwidth-capped link"
 WRITEUP = """\
-The 100-store JSON listing served gzip-compressed ("much faster"): the bytes on the wire, not the
-server, limited the uncompressed one."""
+The make-delivery write-up (001), in its appendix: one nginx in front of one WAS performed much
+better than the WAS on its own (001 L123); the author found the cause in nginx's gzip, which
+compressed the JSON responses of about 100 rows, ruling out nginx's static-file caching and micro
+caching, neither of them in play (001 L127). No TPS, latency, response size or bandwidth is given
+for either configuration, so there is no figure to compare: only the direction."""
 INVENTED = """\
+- the comparison: sutlab's own gzip (`--gzip`, libh2o's filter at quality 1) on against off, not
+  nginx in front of the server against the server alone (the write-up's), so nginx's other work
+  (its proxying, its connections) is left out and only the compression is measured;
 - the link: the netns lab's client-web link capped at 10 Mbit/s (`infra/lab up --netns --rate
-  10mbit`, tc tbf); the write-up's bandwidth is not published;
-- the load: wrk `stores_by_category.lua` with `Accept-Encoding: gzip` at 16 and 64 connections,
-  `small` fixtures, the listing cached (`--redis-cache`) so that the link, not PostgreSQL, is what
-  the uncompressed run meets; two workers."""
+  10mbit`, tc tbf); the write-up names neither the link nor its bandwidth. Under the cap the
+  uncompressed listing fills the link, so on / off is about the compression ratio: the cap sets it,
+  and it is shown as set (a `>= 2x` check of it, which held for any run, was removed);
+- the load: wrk `stores_by_category.lua` with `Accept-Encoding: gzip` at 16 and 64 connections
+  (the write-up's nGrinder script, its headers and its users are not published), `small` fixtures
+  (100 stores per category, the write-up's "about 100 rows"), the listing cached (`--redis-cache`,
+  as the write-up's was in Redis) so that the link, not PostgreSQL, is what the uncompressed run
+  meets; two workers;
+- no tier check: the write-up names no limiting tier, and the lab's tiers have no network one."""
 
 LEVELS = "16,64"
 STEP_SECONDS = 10
@@ -45,8 +60,15 @@ def run(ctx):
     return sections, checks(runs)
 
 
+def _top(rows):
+    return max((r["rps"] for r in rows if isinstance(r.get("rps"), float)), default=None)
+
+
 def checks(runs):
-    off, on = max(r["rps"] for r in runs["off"]), max(r["rps"] for r in runs["on"])
-    ratio = on / off if off else 0.0
-    return [Check("gzip on / off, req/s under the cap", "much faster", "%.0f / %.0f = %sx" % (on, off, fmt(ratio, 1)),
-                  ">= 2x", ratio >= 2)]
+    """The direction (counted) and the on / off ratio the cap sets (shown)."""
+    off, on = _top(runs["off"]), _top(runs["on"])
+    ratio = "%.0f / %.0f = %.1fx" % (on, off, on / off) if on is not None and off else None
+    return [c.direction("gzip on against off: req/s under the cap", "001 L123, L127", "much better, no figure",
+                        off, on),
+            c.set_by("gzip on / off: req/s under the cap", "001 L123", "no figure",
+                     "--rate %s: under the cap the ratio is the compression ratio" % RATE, ratio)]

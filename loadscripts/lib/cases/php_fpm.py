@@ -1,39 +1,65 @@
-"""The Laravel write-up's php-fpm stages: a web tier whose CPU per request was PHP's, so that the
-number of php-fpm children, OPcache and a second web server each showed. sutlab spends ~50 us per
-request; --app-cpu-us N makes each request to an app route cost N us of CPU, inline on the sync
-worker as a php-fpm child's does, and --db-latency-ms N gives each query the round trip of the
-write-up's remote database."""
+"""The Laravel blog write-up's php-fpm stages (000): a web tier whose CPU per request was PHP's, so
+that the number of php-fpm children, OPcache and a second web server each showed. sutlab spends
+~50 us per request; --app-cpu-us N makes each request to an app route cost N us of CPU, inline on
+the sync worker as a php-fpm child's does, and --db-latency-ms N gives each query the round trip of
+the write-up's remote database.
+
+Those two knobs are fitted to some of the write-up's figures, which are then shown as `set` and
+not counted (checks.py): what is counted is what the fit does not fix, the children sweep of
+show_articles between its two fitted ends, and the tiers the write-up names."""
 
 import os
 
 from .. import LOADSCRIPTS
 from ..report import fmt, table
-from .common import Check, cells, loadavg
+from . import checks as c
+from .common import cells, loadavg
 
 NAME = "php-fpm"
 TITLE = "A web tier as slow as PHP: children, OPcache, a second server"
 WRITEUP = """\
-Laravel on php-fpm, `/health_check`:
-- 2 children: 21 rps at 99 % CPU; 4 children: no change (CPU-bound);
-- OPcache: 237 rps;
-- two web servers behind the load balancer: 1.85x;
-- `show_articles` rose from 55 to 130 rps as children went from 2 to 32, until the web CPU reached
-  92 %."""
+Laravel behind nginx and php-fpm on one web server, its database on another machine:
+- `/health_check` (returns "ok") under ab on the web server: 21 rps with 2 children at 99 % CPU
+  (000 L59-L61), Laravel rather than nginx the limit (000 L63); 4 children gave 22 / 21 / 21 rps,
+  no change, the CPU being used up (000 L64-L70); with OPcache, 237 / 235 / 223 rps (000 L96-L98);
+- behind the ALB, `/health_check` under Locust: 220 rps at 8 users with one server (000 L203),
+  425 rps at 16 users with two, "roughly doubled" (000 L210-L211): 425 / 220 = 1.93x;
+- `GET /articles/{article}` (show_articles) under Locust: with 2 children 55 / 63 / 62 rps at 2, 4
+  and 8 users, web CPU 36-40 %, no CPU busy anywhere (000 L123-L126); the best rps as children
+  went 2 -> 4 -> 8 -> 16 -> 32: 63 -> 99 -> 120 -> 125 -> 130 (000 L124, L133, L139, L144, L149),
+  web CPU 65, 86, 88 and 92 % on those rows, and at 32 children the web server the limit (000
+  L150): few children leave the CPU idle while they wait on the database (000 L151)."""
 INVENTED = """\
-- one core for the web tier (each sutlab pinned), as 21 rps at 99 % CPU implies 47.6 ms of CPU per
-  request on one core: `--app-cpu-us 47600`; OPcache as a tenth of it, `--app-cpu-us 4760`;
+- one core for the web tier (each sutlab pinned; the write-up's m5.large is not modelled), as
+  21 rps at 99 % CPU implies 47.6 ms of CPU per request on one core: `--app-cpu-us 47600`; OPcache
+  as a tenth of it, `--app-cpu-us 4760`. So 21 rps and OPcache's 10x are set by the knob, not
+  measured;
 - sync workers for php-fpm children (`--db-mode sync`); ab on the other core at 2, 4 and 8 clients;
-- the second web server: `infra/lab up --instances 2 --lb haproxy`, each instance on its own core,
-  against one instance behind the same HAProxy;
-- `show_articles` (GET /api/articles/<random slug>, one query): 130 rps at 92 % of a core means
-  about 7 ms of CPU per request, `--app-cpu-us 7000`; 2 children at 55 rps means 36 ms per request
-  per child, so ~29 ms of it was spent waiting on the write-up's remote database,
-  `--db-latency-ms 29` (the lab's PostgreSQL answers in a millisecond, and this kernel has no netem);
-- its load: wrk with 64 connections on random slugs (the write-up's user count is not published),
-  `--workers` 2, 4, 8, 16 and 32, sutlab pinned to one core."""
+  4 CPU-only workers on the core 2 already fill cannot do better: "4 children / 2" is set by the
+  set-up and shown, not counted;
+- the second web server: `infra/lab up --instances 2 --lb haproxy` (HAProxy, not an ALB; ab, not
+  Locust; 2, 4 and 8 clients, not 8 and 16 users), each instance pinned to a core of its own,
+  against one instance behind the same HAProxy. Two CPU-bound instances on two cores give about 2x
+  whatever else happens, so the ratio is set by the pinning and shown, not counted;
+- `show_articles` (GET /api/articles/<random slug>, one query): 130 rps at 92 % of a core sets
+  about 7 ms of CPU per request, `--app-cpu-us 7000`; 2 children at 55 rps (36 ms a request each)
+  set the rest, ~29 ms spent waiting on the write-up's remote database, `--db-latency-ms 29` (the
+  lab's PostgreSQL answers in a millisecond, and this kernel has no netem). The 2- and 32-children
+  figures (55 and 130 rps, 36 and 92 % web CPU) are therefore set and not counted; the web CPU is
+  about rps x 7 ms, so the counted web CPU shares move with the counted req/s;
+- its load: wrk with 64 connections on random slugs at every number of children (the write-up ran
+  Locust at N and 2N users for N children; 64 is above all of them, so every child has a request
+  waiting, as on the write-up's row with the most rps), `--workers` 2, 4, 8, 16 and 32, sutlab
+  pinned to one core;
+- not compared: the database's CPU (20-47 % in the write-up; the lab's round trip is a sleep, not
+  work on a database), and the latencies (with a closed load they are users / rps, and the lab's
+  64 connections are not the write-up's users)."""
 
 SHOW_WORKERS = (2, 4, 8, 16, 32)
 SHOW_CPU_US, SHOW_LATENCY_MS, SHOW_CONNECTIONS = 7000, 29, 64
+# the write-up's best req/s at 2 children, and at 4, 8 and 16 with the web CPU on that row; the lines
+SHOW_BASE = (63, "L124")
+SHOW_WRITEUP = {4: (99, 65, "L133"), 8: (120, 86, "L139"), 16: (125, 88, "L144")}
 
 LEVELS = "2,4,8"
 STEP_SECONDS = 10
@@ -74,18 +100,21 @@ def run(ctx):
     finally:
         ctx.lab("down")
     after = loadavg()
+    return sections(ctx, runs, show, before, after), checks(runs) + show_checks(show)
+
+
+def sections(ctx, runs, show, before, after):
     keys = ("rps", "p99_ms", "busy_web", "busy_lb", "busy_load", "verdict")
-    sections = ["ab on GET /health_check, levels %s clients, %d s each, `--db-mode sync`, each sutlab pinned to a "
-                "core; load average %s before, %s after" % (LEVELS, ctx.seconds(STEP_SECONDS), before, after),
-                table(["stage", "clients", "req/s", "p99 ms", "web busy %", "lb busy %", "load busy %", "verdict"],
-                      [cells(label, r, keys) for label in runs for r in runs[label]], framed=True),
-                "show_articles: wrk `article_by_slug.lua` with %d connections, %d s per stage, `--db-mode sync "
-                "--app-cpu-us %d --db-latency-ms %d`, sutlab pinned to one core"
-                % (SHOW_CONNECTIONS, ctx.seconds(STEP_SECONDS), SHOW_CPU_US, SHOW_LATENCY_MS),
-                table(["children", "connections", "req/s", "p99 ms", "web CPU %", "web busy %", "db CPU %", "verdict"],
-                      [cells(label, r, ("rps", "p99_ms", "cpu_web_pct", "busy_web", "cpu_db_pct", "verdict"))
-                       for label in show for r in show[label]], framed=True)]
-    return sections, checks(runs) + show_checks(show)
+    return ["ab on GET /health_check, levels %s clients, %d s each, `--db-mode sync`, each sutlab pinned to a "
+            "core; load average %s before, %s after" % (LEVELS, ctx.seconds(STEP_SECONDS), before, after),
+            table(["stage", "clients", "req/s", "p99 ms", "web busy %", "lb busy %", "load busy %", "verdict"],
+                  [cells(label, r, keys) for label in runs for r in runs[label]], framed=True),
+            "show_articles: wrk `article_by_slug.lua` with %d connections, %d s per stage, `--db-mode sync "
+            "--app-cpu-us %d --db-latency-ms %d`, sutlab pinned to one core"
+            % (SHOW_CONNECTIONS, ctx.seconds(STEP_SECONDS), SHOW_CPU_US, SHOW_LATENCY_MS),
+            table(["children", "connections", "req/s", "p99 ms", "web CPU %", "web busy %", "db CPU %", "verdict"],
+                  [cells(label, r, ("rps", "p99_ms", "cpu_web_pct", "busy_web", "cpu_db_pct", "verdict"))
+                   for label in show for r in show[label]], framed=True)]
 
 
 def show_articles(ctx, sync):
@@ -104,36 +133,71 @@ def show_articles(ctx, sync):
 
 
 def _top(rows):
-    return max(r["rps"] for r in rows)
+    return max((r["rps"] for r in rows if isinstance(r.get("rps"), float)), default=None)
 
 
-def show_checks(show):
-    first, last = str(SHOW_WORKERS[0]), str(SHOW_WORKERS[-1])
-    low, high = _top(show[first]), _top(show[last])
-    # the write-up's figure is the web tier's CPU (of its one core), not its busy share: that also
-    # counts time runnable and waiting for the core, which 2 children contending for it have
-    web_low = max(r.get("cpu_web_pct") or 0.0 for r in show[first]) / 100
-    web_high = max(r.get("cpu_web_pct") or 0.0 for r in show[last]) / 100
-    return [
-        Check("show_articles, 2 children, req/s", "55", fmt(low, 0), "40-75", 40 <= low <= 75),
-        Check("show_articles, 2 children: web CPU", "not the limit", "%.0f %%" % (100 * web_low), "< 60 %",
-              web_low < 0.6),
-        Check("show_articles, 32 / 2 children", "130 / 55 = 2.4x", "%.1fx" % (high / low if low else 0.0),
-              "1.7-3.5x", low > 0 and 1.7 <= high / low <= 3.5),
-        Check("show_articles, 32 children: web CPU", "92 %", "%.0f %%" % (100 * web_high), ">= 75 %",
-              web_high >= 0.75),
-    ]
+def _div(a, b):
+    return a / b if a is not None and b else None
+
+
+def _web_cpu(rows):
+    """The web tier's CPU of its one core as a share (the write-up's figure is CPU; the busy share
+    also counts time runnable and waiting for the core, which children contending for it have)."""
+    v = [r["cpu_web_pct"] for r in rows if isinstance(r.get("cpu_web_pct"), float)]
+    return max(v) / 100 if v else None
+
+
+def _times(a, b):
+    return None if _div(a, b) is None else "%.2fx" % _div(a, b)
+
+
+def _shown(v):
+    return None if v is None else fmt(v, 0)
+
+
+def _pct(share):
+    return None if share is None else "%.0f %%" % (100 * share)
 
 
 def checks(runs):
+    """/health_check: every figure is set by --app-cpu-us or by the pinning; the tier is counted."""
     two, four, opc = _top(runs["2 children"]), _top(runs["4 children"]), _top(runs["OPcache"])
     one_lb, two_lb = _top(runs["1 server behind HAProxy"]), _top(runs["2 servers behind HAProxy"])
-    web_verdicts = sorted(set(r.get("verdict") for r in runs["2 children"] + runs["4 children"]))
     return [
-        Check("2 children, req/s", "21", fmt(two, 0), "15-30", 15 <= two <= 30),
-        Check("2 children: the tier that limits", "web (99 % CPU)", ", ".join(web_verdicts), "web", web_verdicts == ["web"]),
-        Check("4 children / 2", "no change", "%.2fx" % (four / two), "0.8-1.25x", 0.8 <= four / two <= 1.25),
-        Check("OPcache / none", "237 / 21 = 11x", "%.1fx" % (opc / two), "5-20x", 5 <= opc / two <= 20),
-        Check("2 servers / 1 behind HAProxy", "1.85x", "%.2fx" % (two_lb / one_lb), "1.5-2.3x",
-              1.5 <= two_lb / one_lb <= 2.3),
+        c.set_by("/health_check, 2 children: req/s", "000 L59-L61", "21", "--app-cpu-us %d on one core" % NO_OPCACHE,
+                 _shown(two)),
+        c.tier("/health_check, 2 and 4 children: the tier that limits", "000 L63-L64", "web",
+               [r.get("verdict") for r in runs["2 children"] + runs["4 children"]]),
+        c.set_by("/health_check, 4 children / 2", "000 L67-L70", "22 / 21 = 1.05x",
+                 "CPU-only requests, 2 and 4 workers on one pinned core", _times(four, two)),
+        c.set_by("/health_check, OPcache / none", "000 L59, L96", "237 / 21 = 11.3x",
+                 "--app-cpu-us %d, a tenth" % OPCACHE, _times(opc, two)),
+        c.set_by("/health_check, 2 servers / 1 behind the LB", "000 L203, L210", "425 / 220 = 1.93x",
+                 "each instance pinned to a core of its own", _times(two_lb, one_lb)),
     ]
+
+
+def show_checks(show):
+    """show_articles: the 2- and 32-children ends are the fit of the two knobs (set); 4, 8 and 16
+    children and the tiers at the ends are counted."""
+    rps = {n: _top(show[str(n)]) for n in SHOW_WORKERS}
+    cpu = {n: _web_cpu(show[str(n)]) for n in SHOW_WORKERS}
+    base, base_line = SHOW_BASE
+    fit = "--app-cpu-us %d --db-latency-ms %d" % (SHOW_CPU_US, SHOW_LATENCY_MS)
+    out = [c.set_by("show_articles, 2 children: req/s", "000 L123", "55", fit, _shown(rps[2])),
+           c.set_by("show_articles, 2 children: web CPU", "000 L123-L125", "36-40 %", fit,
+                    _pct(cpu[2])),
+           c.tier("show_articles, 2 children: the tier that limits", "000 L126", "below limits",
+                  [r.get("verdict") for r in show["2"]]),
+           c.direction("show_articles, more children (2 -> 4): req/s", "000 L124, L133", "63 -> 99", rps[2], rps[4])]
+    for n, (figure, web, line) in SHOW_WRITEUP.items():
+        out.append(c.ratio("show_articles, %d / 2 children: req/s" % n, "000 %s, %s" % (base_line, line),
+                           figure / base, _div(rps[n], rps[2]),
+                           writeup="%d / %d = %.2fx" % (figure, base, figure / base)))
+        out.append(c.share("show_articles, %d children: web CPU" % n, "000 " + line, web, cpu[n]))
+    out += [c.set_by("show_articles, 32 children: req/s", "000 L149", "130", fit, _shown(rps[32])),
+            c.set_by("show_articles, 32 children: web CPU", "000 L149", "92 %", fit,
+                     _pct(cpu[32])),
+            c.tier("show_articles, 32 children: the tier that limits", "000 L150", "web",
+                   [r.get("verdict") for r in show["32"]])]
+    return out
