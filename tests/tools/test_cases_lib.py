@@ -4,8 +4,8 @@ steps.csv gives them; the index list read from `sutlab db indexes status`; the v
 import unittest
 
 import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib.cases import (CASES, PLANNED, checks, common, count_pagination, keepalive, missing_index, php_fpm,  # noqa: E402,I100
-                       spray, tps_trend)
+from lib.cases import (CASES, PLANNED, checks, common, count_pagination, keepalive, missing_index, spray,  # noqa: E402,I100
+                       tps_trend)
 
 
 def rows(*pairs, **extra):
@@ -48,14 +48,6 @@ class Checks(unittest.TestCase):
         self.assertFalse(keepalive.checks({"keep-alive": rows((16, 60000)), "close": rows((16, 59000))})[0].ok)
         cp = count_pagination.checks({"off": rows((8, 2400), busy_db=1.0), "on": rows((8, 1500), busy_db=1.0)})
         self.assertTrue(all(x.ok for x in cp))
-
-    def test_php_fpm(self):
-        runs = {"2 children": rows((2, 21), (4, 21), verdict="web"), "4 children": rows((2, 20.5), verdict="web"),
-                "OPcache": rows((2, 210)), "1 server behind HAProxy": rows((8, 200)),
-                "2 servers behind HAProxy": rows((8, 370))}
-        self.assertTrue(all(x.ok for x in php_fpm.checks(runs)), [(x.what, x.measured) for x in php_fpm.checks(runs)])
-        runs["4 children"] = rows((2, 42), verdict="web")  # more children helped: not CPU-bound
-        self.assertEqual([x.what for x in php_fpm.checks(runs) if not x.ok], ["4 children / 2"])
 
     def test_missing_index_names_the_index_that_matters_most(self):
         runs = {"(none)": {"rps": 620.0}, "idx_a": {"rps": 590.0}, "idx_b": {"rps": 200.0},
