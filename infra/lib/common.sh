@@ -15,10 +15,20 @@ TEST_PKGS+=(python3-locust python3-matplotlib hey httperf)  # loadscripts tests 
 TEST_PKGS+=(jmeter jmeter-http groovy)  # the JMeter plan run for real (loadscripts/jmeter/run)
 TEST_PKGS+=(haproxy iproute2 docker-compose nodejs systemd)  # infra tests (+ npm: see infra/lab test)
 TEST_PKGS+=(clang-14 libclang-rt-14-dev)  # libFuzzer targets (tests/fuzz, build-fuzz)
-# The container lab (infra/lab up --containers, infra/lib/containers.sh) and its tests.
-CONTAINER_PKGS=(podman podman-compose runc netavark aardvark-dns debootstrap curl)
+# The container lab (infra/lab up --containers, infra/lib/containers.sh) and its tests. iptables:
+# netavark (podman's network backend here) runs iptables and ip6tables to set up every container
+# network, podman build's RUN steps included ("netavark: No such file or directory (os error 2)");
+# podman only Suggests iptables and nothing Depends on it, so --no-install-recommends lacks it.
+CONTAINER_PKGS=(podman podman-compose runc netavark aardvark-dns iptables debootstrap curl)
 TEST_PKGS+=("${CONTAINER_PKGS[@]}")
 TEST_PKGS+=(valgrind strace)  # bench --suite cost (tests/integration/test_cost.py)
+# loadscripts/spray (and test_spray) read net.ipv4.tcp_abort_on_overflow and the like with sysctl:
+# procps is "important", not "required", so a minimal root (debootstrap minbase, a container image)
+# lacks it, and nothing in these lists Depends on it.
+TEST_PKGS+=(procps)
+# test_tls and loadscripts/flip --tls run openssl (req, s_client, s_time): said here, not left to
+# ca-certificates' dependency on it.
+TEST_PKGS+=(openssl)
 
 # The programs each part runs, as CMD:PKG: CMD a name looked up on PATH (or a path that must exist),
 # PKG the package of the part's list above that brings it, itself or through its Depends (packages
