@@ -190,10 +190,11 @@ lab_option_cmds() {
 
 # apt_host_sources: "URI SUITE [COMPONENT...]" for every binary source of this machine's apt, from
 # /etc/apt/sources.list, sources.list.d/*.list (one-line style) and sources.list.d/*.sources (deb822).
-# deb-src, disabled stanzas (Enabled: no), [options] and comments are left out.
+# deb-src, disabled stanzas (Enabled: no), [options] and comments are left out. (APT_ETC: another
+# directory than /etc/apt, for the tests.)
 apt_host_sources() {
-  local f
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+  local f etc=${APT_ETC:-/etc/apt}
+  for f in "$etc/sources.list" "$etc"/sources.list.d/*.list; do
     [ -f "$f" ] || continue
     awk '{ sub(/#.*/, "") }
          $1 == "deb" {
@@ -204,7 +205,7 @@ apt_host_sources() {
            if (NF >= i + 1) print line
          }' "$f"
   done
-  for f in /etc/apt/sources.list.d/*.sources; do
+  for f in "$etc"/sources.list.d/*.sources; do
     [ -f "$f" ] || continue
     awk 'function flush(  n, m, a, b, u, s) {
            if (types ~ /(^| )deb( |$)/ && tolower(enabled) != "no") {
