@@ -99,6 +99,15 @@ def merge(reports):
     return out
 
 
+def figures(s):
+    """What --fail-if reads of a summary: req/s of replies of any status (as steps counts them),
+    latencies, success, and errors: the requests without a 2xx/3xx."""
+    replies = sum(n for c, n in s["codes"].items() if c != 0)
+    return {"rps": replies / s["duration_s"] if s["duration_s"] else 0.0, "p50": s["p50"], "p95": s["p95"],
+            "p99": s["p99"], "mean": s["mean"], "success": s["success"],
+            "errors": 1.0 - s["success"] if s["requests"] else None}
+
+
 def summary(report, rate, duration, timeout):
     """vegeta's report of a merged httperf report: requests, rate, throughput, success ratio,
     latencies (ms) mean/p50/p95/p99/max, status codes (0 = no reply) and errors by kind."""

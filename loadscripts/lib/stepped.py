@@ -99,6 +99,33 @@ def run(load, levels, roots, duration, warmup, out_dir, scrape=None, progress=pr
     return rows
 
 
+# -- thresholds ----------------------------------------------------------------------------------
+
+def subjects(rows, duration):
+    """What --fail-if reads (lib/thresholds.py): {level: figures} of each row that ran, and "run":
+    req/s over the levels' seconds, errors over all their requests, the worst level's latencies."""
+    out, ran = {}, [r for r in rows if not r.get("failed")]
+    for r in ran:
+        requests = (r.get("rps") or 0.0) * duration
+        errors = sum((r.get("errors") or {}).values())
+        out[str(r["level"])] = {"rps": r.get("rps"), "p50": r.get("p50"), "p95": r.get("p95"), "p99": r.get("p99"),
+                                "mean": r.get("mean"), "success": r.get("success"),
+                                "errors": min(1.0, errors / requests) if requests else (1.0 if errors else None)}
+    if ran:
+        figures = list(out.values())
+        total = sum((r.get("rps") or 0.0) * duration for r in ran)
+        failed = sum(sum((r.get("errors") or {}).values()) for r in ran)
+        run = {"rps": total / (duration * len(ran)),
+               "errors": min(1.0, failed / total) if total else (1.0 if failed else None)}
+        for k in ("p50", "p95", "p99", "mean"):
+            vals = [f[k] for f in figures]
+            run[k] = None if None in vals else max(vals)
+        succ = [f["success"] for f in figures]
+        run["success"] = None if None in succ else sum(succ) / len(succ)
+        out["run"] = run
+    return out
+
+
 # -- output --------------------------------------------------------------------------------------
 
 def _errors_text(errors):

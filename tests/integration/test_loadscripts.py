@@ -246,8 +246,10 @@ class LoadScriptsTest(unittest.TestCase):
 
     def test_flip_keepalive_prints_both_rows_and_a_png(self):
         out_dir = os.path.join(self.tmp, "flip-ka")
-        rc, out, err = self.flip(["--keepalive-timeout", "0"], out_dir)
+        rc, out, err = self.flip(["--keepalive-timeout", "0"], out_dir,
+                                 ["--fail-if", "ratio>=0.01", "--fail-if", "errors<1%", "--fail-if", "p99<60s@on"])
         self.assertEqual(rc, 0, "flip failed:\n%s\n%s" % (out, err[-3000:]))
+        self.assertIn("fail-if: all 3 thresholds met", out)
         self.assertRegex(out, r"(?m)^run\s+change\s+req/s\s+p50 ms\s+p95 ms\s+p99 ms\s+errors")
         rows = self.table_rows(out)
         self.assertEqual(set(rows), {"off", "on", "on/off"}, out)
@@ -271,8 +273,10 @@ class LoadScriptsTest(unittest.TestCase):
 
     def test_flip_gzip_cuts_the_bytes(self):
         out_dir = os.path.join(self.tmp, "flip-gzip")
-        rc, out, err = self.flip(["--gzip"], out_dir, ["--no-png"], relative=True)
-        self.assertEqual(rc, 0, "flip failed:\n%s\n%s" % (out, err[-3000:]))
+        # a gate it cannot meet: the run and its table as always, then exit 1 with the line
+        rc, out, err = self.flip(["--gzip"], out_dir, ["--no-png", "--fail-if", "ratio>=1000"], relative=True)
+        self.assertEqual(rc, 1, "flip failed:\n%s\n%s" % (out, err[-3000:]))
+        self.assertRegex(out, r"(?m)^fail-if ratio>=1000 violated: ratio is [\d.]+$")
         rows = self.table_rows(out)
         self.assertIn("--no-gzip", rows["off"])
         self.assertIn("--gzip", rows["on"])
@@ -304,6 +308,10 @@ class LoadScriptsTest(unittest.TestCase):
         rc, out, err = run([PYTHON, os.path.join(LOADSCRIPTS, "flip"), "--gzip", "--spawn", "x"], timeout=30)
         self.assertEqual(rc, 2)
         self.assertIn("--url", err)
+        rc, out, err = run([PYTHON, os.path.join(LOADSCRIPTS, "flip"), "--gzip", "--fail-if", "ratio>>1"], timeout=30)
+        self.assertEqual(rc, 2)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("--fail-if", err)
         out_dir = os.path.join(self.tmp, "flip-bad")
         rc, out, err = self.flip(["--no-such-flag"], out_dir)
         self.assertEqual(rc, 1)

@@ -133,6 +133,30 @@ class Modes(unittest.TestCase):
 
 
 @unittest.skipUnless(os.geteuid() == 0, "network namespaces need root")
+class Thresholds(unittest.TestCase):
+    """--fail-if on spray's report: met (exit 0, one line), violated (exit 1, the line names the
+    measured value), malformed (exit 2, one line)."""
+
+    def test_met_then_violated(self):
+        with Server(workers=1, extra_args=NO_DB) as srv:
+            url = "http://127.0.0.1:%d" % srv.port
+            base = ["--path", "/health_check", "--rate", "20", "--duration", "1", "--timeout", "2"]
+            met = spray(url, *base, "--fail-if", "success>=99%", "--fail-if", "errors<1%", "--fail-if", "p99<2s",
+                        "--fail-if", "rps>=10")
+            bad = spray(url, *base, "--fail-if", "success>=99%", "--fail-if", "p50<1us")
+        self.assertEqual(met.returncode, 0, met.stdout + met.stderr)
+        self.assertIn("fail-if: all 4 thresholds met", met.stdout)
+        self.assertEqual(bad.returncode, 1, bad.stdout + bad.stderr)
+        self.assertRegex(bad.stdout, r"(?m)^fail-if p50<1us violated: p50 is [\d.]+ ms$")
+        self.assertNotIn("success>=99% violated", bad.stdout)
+        self.assertTrue(bad.stdout.strip().splitlines()[-1].startswith("{"))  # --json's line stays last
+
+    def test_malformed_is_exit_2(self):
+        p = spray("http://127.0.0.1:1", "--fail-if", "ratio>=2", timeout=30)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+
 class AbortOnOverflow(unittest.TestCase):
     """tcp_abort_on_overflow is per network namespace: the test makes its own, so it neither
     touches the machine's setting nor disturbs tests running beside it."""

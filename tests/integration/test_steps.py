@@ -131,6 +131,44 @@ class PrintedResponses(unittest.TestCase):
             self.assertGreater(float(r["busy_load"]), 0.85, text)
 
 
+class Thresholds(unittest.TestCase):
+    """--fail-if on a real run (lib/thresholds.py): each form met (exit 0 and one line), then
+    violated (exit 1, one line per threshold and level, naming the measured value)."""
+
+    def gate(self, exprs):
+        with Server(workers=1, extra_args=NO_DB) as srv:
+            out = tempfile.mkdtemp(prefix="sutlab-steps-")
+            args = ["--url", "http://127.0.0.1:%d" % srv.port, "--web-pid", str(srv.proc.pid), "--out", out,
+                    "--tool", "ab", "--levels", "2,4", "--duration", "2", "--warmup", "0"]
+            for e in exprs:
+                args += ["--fail-if", e]
+            return steps(args)
+
+    def test_met_then_violated(self):
+        p = self.gate(["p99<60s", "p50<60000000us@2", "mean<60000ms@run", "errors<1%", "errors<=0.01@4",
+                       "rps>=1"])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("fail-if: all 6 thresholds met", p.stdout)
+        p = self.gate(["rps>=1000000000@2", "p99>10s", "errors>0.5", "rps>=1000000000@run", "success>=1%"])
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        lines = [ln for ln in p.stdout.splitlines() if ln.startswith("fail-if ")]
+        self.assertRegex(p.stdout, r"(?m)^fail-if rps>=1000000000@2 violated at 2: rps is \d+$")
+        self.assertRegex(p.stdout, r"(?m)^fail-if rps>=1000000000@run violated: rps is \d+$")
+        for level in (2, 4):
+            self.assertRegex(p.stdout, r"(?m)^fail-if p99>10s violated at %d: p99 is [\d.]+ ms$" % level)
+            self.assertIn("fail-if errors>0.5 violated at %d: errors is 0.000%%" % level, p.stdout)
+            # a closed model has no success ratio: a gate that cannot be read fails
+            self.assertIn("fail-if success>=1%% violated at %d: success is not measured" % level, p.stdout)
+        self.assertEqual(len(lines), 8, p.stdout)
+
+    def test_a_malformed_expression_is_one_line_and_exit_2(self):
+        for bad in ("p99<<5", "ratio>2", "errors<5ms"):
+            p = steps(["--tool", "ab", "--levels", "2", "--fail-if", bad])
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertIn("--fail-if", p.stderr)
+
+
 class Refusals(unittest.TestCase):
     """Bad input: one line on stderr, exit 2, nothing started (no output directory)."""
 
