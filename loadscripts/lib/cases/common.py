@@ -8,8 +8,9 @@ import subprocess
 import time
 
 from .. import LOADSCRIPTS, REPO, procs, tiers
-from ..report import MISSING, fmt
+from ..report import MISSING, fmt, ratio
 from ..errors import RunError
+from . import checks
 
 LAB = os.path.join(REPO, "infra", "lab")
 STEPS = os.path.join(LOADSCRIPTS, "steps")
@@ -117,6 +118,40 @@ def cells(label, r, keys):
         else:
             out.append(fmt(v, 1 if k.endswith("_ms") else 0))
     return out
+
+
+def row_at(rows, level):
+    """The row of `rows` at `level` ({} when that level was not run: its checks then fail as
+    missing)."""
+    return next((r for r in rows if r.get("level") == level), {})
+
+
+def num(row, key):
+    """row[key] as a number, or None (an empty steps.csv cell reads as "")."""
+    v = row.get(key)
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def over(a, b, key):
+    """a[key] / b[key], the measured side of a ratio check; None when either is missing or b's is 0."""
+    return ratio(num(a, key), num(b, key))
+
+
+def cpu_share(row, tier):
+    """A tier's own CPU over its capacity (0..1) from a steps.csv row (cpu_TIER_pct, % of one
+    core; capacity_TIER, cores); None when the tier was not sampled. The write-ups' CPU columns
+    are CPU: busy_TIER adds the time runnable waiting for a core, which they do not count."""
+    pct, cap = num(row, "cpu_%s_pct" % tier), num(row, "capacity_%s" % tier)
+    return pct / 100.0 / cap if pct is not None and cap else None
+
+
+def cpu_range(what, cite, low_high, share):
+    """A CPU figure the write-up gives as a range (low_high = (65, 90), "65-90") against a measured
+    share (0..1): the range's ends widened by a CPU share's checks.SHARE_POINTS, as a single
+    figure's would be."""
+    low, high = low_high
+    return checks.value(what, cite, "%g-%g %%" % (low, high), None if share is None else share * 100,
+                        max(0, low - checks.SHARE_POINTS), min(100, high + checks.SHARE_POINTS), unit=" %")
 
 
 def lab_env():
