@@ -4,7 +4,7 @@ steps.csv gives them; the index list read from `sutlab db indexes status`; the v
 import unittest
 
 import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib.cases import (CASES, PLANNED, checks, common, count_pagination, keepalive, missing_index, spray,  # noqa: E402,I100
+from lib.cases import (CASES, PLANNED, checks, common, keepalive, missing_index, spray,  # noqa: E402,I100
                        tps_trend)
 
 
@@ -46,19 +46,6 @@ class Checks(unittest.TestCase):
         ok = keepalive.checks({"keep-alive": rows((16, 60000)), "close": rows((16, 16000))})
         self.assertTrue(ok[0].ok)
         self.assertFalse(keepalive.checks({"keep-alive": rows((16, 60000)), "close": rows((16, 59000))})[0].ok)
-        cp = count_pagination.checks({"off": rows((8, 2400), busy_db=1.0), "on": rows((8, 1500), busy_db=1.0)})
-        self.assertTrue(all(x.ok for x in cp))
-
-    def test_missing_index_names_the_index_that_matters_most(self):
-        runs = {"(none)": {"rps": 620.0}, "idx_a": {"rps": 590.0}, "idx_b": {"rps": 200.0},
-                "(none, again)": {"rps": 580.0}}
-        c = missing_index.checks(runs)[0]
-        self.assertTrue(c.ok)
-        self.assertEqual(c.measured, "idx_b: 3.00x")  # against the baselines' mean, 600
-        # an "effect" inside the baselines' own spread is not one
-        runs["idx_b"]["rps"] = 540.0
-        runs["(none)"]["rps"], runs["(none, again)"]["rps"] = 690.0, 530.0
-        self.assertFalse(missing_index.checks(runs)[0].ok)
 
 
 class IndexStatus(unittest.TestCase):
