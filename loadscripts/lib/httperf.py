@@ -56,7 +56,7 @@ def parse(text):
                 errors[name] = int(n)
     return {
         "lifetimes_ms": _histogram(text),
-        "codes": _codes(text),
+        "codes": status_codes(text),
         "connections": conns,
         "requests": requests,
         "replies": replies,
@@ -86,7 +86,7 @@ def _histogram(text):
     return out
 
 
-def _codes(text):
+def status_codes(text):
     """{status code: replies} from the status lines --print-reply=header prints ("RH12:HTTP/1.1
     200 OK"); {} without them."""
     out = {}

@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 
-from . import httperf, procs, stats
+from . import httperf, procs, progress, stats
 from .errors import RunError
 
 FD_BUDGET = 900  # connections one httperf process may hold: FD_SETSIZE, less its own descriptors
@@ -60,8 +60,11 @@ def run(host, port, uri, rate, duration, timeout, log=None):
     try:
         running += [subprocess.Popen(a, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                     preexec_fn=procs.die_with_parent) for a, out in zip(argvs, outputs)]
-        for proc in running:
-            proc.wait(timeout=duration + timeout + 60)
+        # progress from the replies the processes have written so far (their files, by descriptor)
+        files = ["/proc/self/fd/%d" % out.fileno() for out in outputs]
+        with progress.Ticker("spray: %g req/s" % rate, duration + timeout, sample=progress.replies_in(files)):
+            for proc in running:
+                proc.wait(timeout=duration + timeout + 60)
         reports = []
         for argv, proc, out in zip(argvs, running, outputs):
             out.seek(0)

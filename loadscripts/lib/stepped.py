@@ -6,12 +6,14 @@ the measured run, left out of its figures), then the measured seconds with the s
 tool that fails marks its row failed and the run goes on; the caller exits 1 if any row failed.
 """
 
+import contextlib
 import csv
 import os
 import subprocess
 import time
 
 from . import metrics, procs, report, tiers, verdict
+from . import progress as ticking
 
 CSV_COLUMNS = ("level", "rps", "success", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "errors", "verdict", "reason")
 OPEN_SHORTFALL = 0.05  # an open-model tool that started fewer arrivals than asked by this much is saturated
@@ -51,8 +53,9 @@ def web_scraper(url):
     return scrape
 
 
-def run_level(load, level, roots, duration, warmup, out_dir, scrape):
-    """One row: the tool at `level` for `warmup` + `duration` seconds."""
+def run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker=None):
+    """One row: the tool at `level` for `warmup` + `duration` seconds; ticker(seconds): a context
+    that shows the progress of the measured seconds (progress.Ticker), or None."""
     tag = "level-%s" % level
     inline_warmup = load.tool == "locust"
     if warmup > 0 and not inline_warmup:
@@ -65,10 +68,11 @@ def run_level(load, level, roots, duration, warmup, out_dir, scrape):
     sampler = tiers.Sampler(dict(roots, load=[step.proc.pid]), scrape=scrape, load_rusage=True).start()
     # the measured seconds only: a tool's shut-down (Locust's writes its reports for a second or
     # more) and an open model's drain are not the load
-    try:
-        step.proc.wait(timeout=duration)
-    except subprocess.TimeoutExpired:
-        pass
+    with ticker(duration) if ticker else contextlib.nullcontext():
+        try:
+            step.proc.wait(timeout=duration)
+        except subprocess.TimeoutExpired:
+            pass
     usage, signals = sampler.stop()
     code, output = step.wait(seconds + load.timeout + 60)
     row = {"level": level, "tiers": usage}
@@ -88,12 +92,15 @@ def run_level(load, level, roots, duration, warmup, out_dir, scrape):
     return row
 
 
-def run(load, levels, roots, duration, warmup, out_dir, scrape=None, progress=print):
+def run(load, levels, roots, duration, warmup, out_dir, scrape=None, progress=print, sample=None):
+    """The rows of every level; sample: what the progress line reads during a step (progress.py:
+    the server's req/s), or None for no progress line."""
     rows = []
     for i, level in enumerate(levels):
-        progress("step %d/%d: %s at %s for %d s (+%d s warm-up)" % (i + 1, len(levels), load.tool, level,
-                                                                    duration, warmup))
-        rows.append(run_level(load, level, roots, duration, warmup, out_dir, scrape))
+        label = "step %d/%d: %s at %s" % (i + 1, len(levels), load.tool, level)
+        progress("%s for %d s (+%d s warm-up)" % (label, duration, warmup))
+        ticker = (lambda seconds, label=label: ticking.Ticker(label, seconds, sample=sample)) if sample else None
+        rows.append(run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker))
     for row, (v, why) in zip(rows, verdict.verdicts(rows)):
         row["verdict"], row["reason"] = v, why
     return rows

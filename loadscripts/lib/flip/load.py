@@ -8,7 +8,7 @@ import shlex
 import subprocess
 
 from . import log
-from .. import LOADSCRIPTS, client, metrics, parsers, procs, spray, tiers, verdict
+from .. import LOADSCRIPTS, client, metrics, parsers, procs, progress, spray, tiers, verdict
 from ..errors import RunError
 from ..tools import run_tool
 
@@ -276,6 +276,17 @@ def warm_up(args, target, scenario, label, base, token):
             run_locust(args, target.url, scenario, args.warmup, base + "-warmup")
 
 
+def run_load(args, url, scenario, base, token):
+    """The measured load with the chosen tool, as a flip result."""
+    if args.tool == "s_time":
+        return run_s_time(args, scenario, args.duration, base + ".s_time.txt")
+    if args.tool == "spray":
+        return run_spray(args, url, scenario, args.duration, base + ".spray.txt")
+    if args.tool == "wrk":
+        return run_wrk(args, url, scenario, args.duration, token, base + ".wrk.txt")
+    return run_locust(args, url, scenario, args.duration, base)
+
+
 def measure(args, target, scenario, label, rnd, token):
     """One measured run: warm-up, then the load with the tiers (sutlab, PostgreSQL, the load
     tool) sampled as loadscripts/steps samples them, and the verdict of its rules."""
@@ -286,14 +297,8 @@ def measure(args, target, scenario, label, rnd, token):
     log("measuring %s (%g s, %s)" % (label, args.duration, args.tool))
     side = Probe(args, target.url, base) if args.probe else None
     try:
-        if args.tool == "s_time":
-            r = run_s_time(args, scenario, args.duration, base + ".s_time.txt")
-        elif args.tool == "spray":
-            r = run_spray(args, target.url, scenario, args.duration, base + ".spray.txt")
-        elif args.tool == "wrk":
-            r = run_wrk(args, target.url, scenario, args.duration, token, base + ".wrk.txt")
-        else:
-            r = run_locust(args, target.url, scenario, args.duration, base)
+        with progress.Ticker("measuring %s" % label, args.duration, sample=progress.server_rate(target.url)):
+            r = run_load(args, target.url, scenario, base, token)
     finally:
         if side is not None:
             side.wait()
