@@ -1,14 +1,15 @@
-"""sutlab: the weighted user scenario of the Laravel blog write-up (its scenario.py), on the
-RealWorld API: log in as a fixture user, browse the index, open articles (with their comments),
-like and unlike, post an article or a comment, and log out after a session of 10-30 actions
-(then log in again as another random user).
+"""sutlab: a weighted user scenario in the place of the Laravel blog write-up's scenario.py, whose
+contents the write-up does not publish (it shows only that the index and something reading
+users.name were in it, 000 L173, L183), on the RealWorld API: log in as a fixture user, browse the
+index, open articles (with their comments), like and unlike, post an article or a comment, and log
+out after a session of 10-30 actions (then log in again as another random user).
 
     locust -f loadscripts/locust/scenario.py --headless --host http://127.0.0.1:8080 \
         -u 50 -r 10 -t 2m --think-time 1-3 --fixture-users 1000 --csv var/locust/scenario
 
-Weights (out of 20): index 6, article 6, like+unlike 3, comment 2, post 1, profile 2. Every
-login runs bcrypt on the server (--bcrypt-cost), as in the write-up. Step load: add stepload.py
-last to -f.
+Weights (out of 20): index 6, article 6, like+unlike 3, comment 2, post 1, profile 2, and every
+login running bcrypt on the server (--bcrypt-cost) are the lab's choices: the write-up names
+neither weights nor a password hash. Step load: add stepload.py last to -f.
 """
 
 import os
