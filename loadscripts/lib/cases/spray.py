@@ -1,30 +1,61 @@
-"""The spray write-up: a handler that blocks for 2 s, attacked at a fixed rate (vegeta -rate=100
--duration=30s, an open model), run on the event loop, as a Future, and fixed; then behind a proxy."""
+"""The spray write-up (003): a handler that sleeps 2 s, attacked by vegeta at a fixed rate
+(-rate=100 -duration=30s, an open model), first blocking its one actor, then as a Future on a
+pool of 2000 threads. The lab maps both onto sutlab's handler modes and holds each figure of the
+write-up's two vegeta reports (003 L28, L30) to a band, plus its 502 behind the lab's proxies."""
 
 from ..report import MISSING, fmt, table
-from .common import Check, loadavg
+from . import checks as ck
+from .common import loadavg
 
 NAME = "spray"
 TITLE = "Blocking handler under an open-model spray"
 WRITEUP = """\
-`vegeta attack -rate=100 -duration=30s` against a handler that blocked for 2 s:
-- blocking on the event loop: success 0 %, mean 7.2 s, p99 30 s, "connection refused" and "i/o timeout";
-- the handler as a Future (a bounded thread pool): success 31 %, "EOF" and "connection reset by peer";
-- behind a proxy: 502 Bad Gateway;
-- the fix (a non-blocking wait): every request answered."""
+003: a spray-can service whose handler sleeps 2 s (the linked code, DemoService.scala:65), attacked
+on the same host by `vegeta attack -rate=100 -duration=30s` (L26):
+- the symptom: with heavy work spray stopped taking requests although its CPU was not used up, and
+  answered 502 Bad Gateway, with "connection reset by peer" (L2, L5-6); which load, and what in
+  front of spray produced the 502, is not said;
+- tuning application.conf did not change the performance (L8, L16), no figures given;
+- the blocking handler (/st: the sleep inside the route of the one service actor): 3000 requests
+  at 100.03/s, success 0.00 %, none of the 3000 answered, mean 7.16 s, p50 4.39 s, p95 22.7 s,
+  p99 and max 30.0 s; the errors "connection refused" and "i/o timeout", both at connect (L28);
+- the Future (/st2: the sleep in `Future{}` on a fixed pool of 2000 threads, DemoService.scala:29):
+  success 31.10 % (933 of 3000), mean 6.77 s, p50 2.18 s, p95, p99 and max 30.0 s; the errors
+  "connection refused", "EOF" and "connection reset by peer" (L30);
+- with the Future the 502s stopped altogether and performance rose at a stroke (L22)."""
 INVENTED = """\
-- the pool sizes (8 and 50: the write-up does not give its executor's; 50 is what its 31 % implies,
-  see docs/bottlenecks.md), one worker, `--backlog 128`, the `tiny` fixtures (the endpoint reads no data);
-- the proxies' timeouts are the lab's (HAProxy `timeout connect 2s`, nginx `proxy_connect_timeout 2s`);
-- with `--duration` (a quick look) the client's timeout is the duration + 2 s (at least 4) instead of
-  vegeta's 30 s, and the proxies are left out."""
+- httperf through loadscripts/spray in place of vegeta (not in Debian), which rebuilds vegeta's
+  report; GET /work/sleep?ms=2000 for the handler's `Thread.sleep(2000)`; the client's timeout
+  30 s, vegeta's default (the write-up's command line sets none, L26);
+- the one actor that runs the blocking handler, one request at a time for the whole server:
+  `--handler-mode inline --workers 1` (the sleep on sutlab's only event loop), `--backlog 100`
+  (spray's default, Http.scala:60, as the linked code does not set one);
+- the Future's 2000 threads: `--handler-mode pool --offload-threads 256`, the most sutlab allows.
+  At 100 requests a second of 2 s each, 200 sleeps are in flight, so 256 threads, like 2000,
+  never make a request wait for a thread;
+- `pool 50`: a pool fitted to the write-up's 31 % (docs/bottlenecks.md has the formula). A fitted
+  knob proves nothing: its success is shown as `set`, not counted;
+- `offload` (the sleep as a timer, nothing held): the lab's extra, which the write-up does not
+  have; its row is shown, no check;
+- the proxies: the write-up names none for its 502; the lab puts nginx and HAProxy in front of the
+  blocking handler (their timeouts: HAProxy `timeout connect 2s`, nginx `proxy_connect_timeout
+  2s`) and holds each to the 502 itself, not to any 5xx;
+- a success ratio is held to the write-up's ± 15 points, the band of a share; a latency to ×/÷ 1.5;
+  an error kind the write-up lists without a count to "at least one";
+- not checked: the 3000 requests and 100.03 a second are the load's own settings (shown as set);
+  the p99 and max of both runs and the Future's p95 (30.0 s) are vegeta's timeout, which no
+  latency can exceed: a check on them holds for any run that has timeouts, so there is none;
+- with `--duration` (a quick look) the client's timeout is the duration + 2 s (at least 4) and the
+  proxies are left out."""
 
-RATE, SECONDS, BLOCK = 100, 30, "/work/sleep?ms=2000"
-BASE = ["--workers", "1", "--backlog", "128"]
+RATE, SECONDS, BLOCK, TIMEOUT = 100, 30, "/work/sleep?ms=2000", 30
+BASE = ["--workers", "1", "--backlog", "100"]
+POOL = "pool 256"
 MODES = (("inline", ["--handler-mode", "inline"]),
-         ("pool 8", ["--handler-mode", "pool", "--offload-threads", "8"]),
          ("pool 50", ["--handler-mode", "pool", "--offload-threads", "50"]),
+         (POOL, ["--handler-mode", "pool", "--offload-threads", "256"]),
          ("offload", ["--handler-mode", "offload"]))
+# behind each proxy, the blocking handler only: the write-up's 502 came from blocking
 FRONTS = (None, "nginx", "haproxy")
 
 
@@ -37,63 +68,106 @@ def _up(ctx, front, flags):
 
 
 def _row(front, mode, r):
+    def secs(k):
+        return fmt(r[k] / 1000.0, 2) if isinstance(r.get(k), float) else MISSING
     return [front or "-", mode, fmt(100 * r["success"], 1) if isinstance(r.get("success"), float) else MISSING,
-            fmt(r["mean_ms"] / 1000.0, 2) if isinstance(r.get("mean_ms"), float) else MISSING,
-            fmt(r["p99_ms"] / 1000.0, 2) if isinstance(r.get("p99_ms"), float) else MISSING,
-            r.get("errors", ""), r.get("verdict", ""), fmt(100 * r["busy_web"], 0) if isinstance(r.get("busy_web"), float)
-            else MISSING]
+            secs("mean_ms"), secs("p50_ms"), secs("p95_ms"), secs("p99_ms"), r.get("errors", ""),
+            r.get("verdict", ""), fmt(100 * r["busy_web"], 0) if isinstance(r.get("busy_web"), float) else MISSING]
+
+
+def _attack(ctx, label, seconds, timeout):
+    args = ["--tool", "httperf", "--path", BLOCK, "--rate", str(RATE), "--duration", str(seconds),
+            "--warmup", "0", "--timeout", str(timeout)] + (["--abort-on-overflow"] if ctx.netns else [])
+    rows, _ = ctx.steps(label, args)
+    return rows[0]
 
 
 def run(ctx):
     seconds = ctx.seconds(SECONDS)
     # a quick look: the proxies left out, and a timeout a little past the block
-    fronts, timeout = (FRONTS[:1], max(4, seconds + 2)) if ctx.quick else (FRONTS, 30)
+    fronts, timeout = (FRONTS[:1], max(4, seconds + 2)) if ctx.quick else (FRONTS, TIMEOUT)
     results, lines = {}, []
     before = loadavg()
     for front in fronts:
-        for i, (mode, flags) in enumerate(MODES):
+        modes = MODES if front is None else MODES[:1]
+        for i, (mode, flags) in enumerate(modes):
             if i == 0:
                 _up(ctx, front, BASE + flags)
             else:
                 ctx.lab("restart", "--", *(BASE + flags))
-            args = ["--tool", "httperf", "--path", BLOCK, "--rate", str(RATE), "--duration", str(seconds),
-                    "--warmup", "0", "--timeout", str(timeout)] + (["--abort-on-overflow"] if ctx.netns else [])
-            rows, _ = ctx.steps("%s-%s" % (front or "direct", mode.replace(" ", "")), args)
-            results[(front, mode)] = rows[0]
-            lines.append(_row(front, mode, rows[0]))
+            r = _attack(ctx, "%s-%s" % (front or "direct", mode.replace(" ", "")), seconds, timeout)
+            results[(front, mode)] = r
+            lines.append(_row(front, mode, r))
     ctx.lab("down")
     after = loadavg()
-    measured = table(["front", "handler", "ok %", "mean s", "p99 s", "codes and errors", "verdict", "web busy %"],
-                     lines, framed=True)
-    sections = ["%d requests/s for %d s on GET %s, a %d s timeout, `--workers 1 --backlog 128`%s; "
-                "load average %s before, %s after" % (RATE, seconds, BLOCK, timeout, ", tcp_abort_on_overflow=1 in "
-                                                      "the web namespace" if ctx.netns else "", before, after),
-                measured]
-    return sections, checks(results, timeout)
+    measured = table(["front", "handler", "ok %", "mean s", "p50 s", "p95 s", "p99 s", "codes and errors",
+                      "verdict", "web busy %"], lines, framed=True)
+    sections = ["%d requests/s for %d s on GET %s, a %d s timeout, `%s`%s; load average %s before, %s after"
+                % (RATE, seconds, BLOCK, timeout, " ".join(BASE), ", tcp_abort_on_overflow=1 in the web namespace"
+                   if ctx.netns else "", before, after), measured,
+                "`offload` is the lab's extra (no figure of the write-up): %s %% answered."
+                % fmt(100 * _success(results[(None, "offload")]), 1)]
+    return sections, checks(results)
 
 
-def _ok(r):
-    return r.get("success") if isinstance(r.get("success"), float) else 0.0
+def _success(r):
+    return r.get("success") if isinstance(r.get("success"), float) else None
 
 
-def _proxy_5xx(r):
-    errors = str(r.get("errors", ""))
-    return sum(int(kv.split(":")[1]) for kv in errors.split() if kv[:1] == "5" and ":" in kv)
+def _ms(r, key):
+    return r.get(key) if isinstance(r.get(key), float) else None
 
 
-def checks(results, timeout):
-    inline, pool, fixed = results[(None, "inline")], results[(None, "pool 50")], results[(None, "offload")]
-    fronts = [f for f in FRONTS if f and (f, "inline") in results]
-    behind = [results[(f, "inline")] for f in fronts]
-    proxies = [Check("blocking behind a proxy: the proxy's 5xx", "502", " / ".join(
-        "%s %s" % (f, results[(f, "inline")].get("errors", "")) for f in fronts), "5xx > 0 for each",
-        all(_proxy_5xx(r) > 0 for r in behind))] if fronts else []
-    return [
-        Check("blocking: success", "0 %", "%.1f %%" % (100 * _ok(inline)), "< 5 %", _ok(inline) < 0.05),
-        Check("blocking: p99", "30 s (the timeout)", fmt(inline.get("p99_ms", 0) / 1000.0, 1) + " s", "the timeout",
-              (inline.get("p99_ms") or 0) >= 1000 * timeout - 1),
-        Check("Future: success", "31 %", "%.1f %% (50 threads)" % (100 * _ok(pool)), "15-50 %",
-              0.15 <= _ok(pool) <= 0.50),
-        Check("fixed: success", "100 %", "%.1f %%" % (100 * _ok(fixed)), ">= 95 %", _ok(fixed) >= 0.95),
-    ] + proxies
+def count(r, kind):
+    """How many of the row's failures are of `kind` ("refused", "reset/EOF", "502", ...): steps
+    writes them as "kind:n kind:n"."""
+    for kv in str(r.get("errors") or "").split():
+        k, _, n = kv.rpartition(":")
+        if k == kind:
+            return int(n)
+    return 0
 
+
+def _latency(label, cite, figure_s, r, key):
+    """A latency of the write-up (seconds) against the run's, in ms, ×/÷ the ratio band."""
+    return ck.value("%s: %s" % (label, key.replace("_ms", "")), cite, "%.2f s" % figure_s, _ms(r, key),
+                    round(1000 * figure_s / ck.RATIO_BAND), round(1000 * figure_s * ck.RATIO_BAND), " ms")
+
+
+def _kind(label, cite, writeup, r, kind):
+    """An error kind the write-up lists without a count: at least one of it."""
+    return ck.value("%s: %s" % (label, kind), cite, writeup, count(r, kind), 1, None)
+
+
+def checks(results):
+    """The write-up's figures against `results`, {(front, mode): a steps.csv row}."""
+    inline, pool = results[(None, "inline")], results[(None, POOL)]
+    fitted = _success(results[(None, "pool 50")])
+    out = [
+        ck.share("blocking: success", "003 L28", 0, _success(inline), "0.00 %"),
+        _latency("blocking", "003 L28", 7.156, inline, "mean_ms"),
+        _latency("blocking", "003 L28", 4.390, inline, "p50_ms"),
+        _latency("blocking", "003 L28", 22.700, inline, "p95_ms"),
+        _kind("blocking", "003 L28", '"connection refused"', inline, "refused"),
+        ck.tier("blocking: the tier that limits", "003 L2", "none", [str(inline.get("verdict"))]),
+        ck.share("Future: success", "003 L30", 31.10, _success(pool), "31.10 %"),
+        _latency("Future", "003 L30", 6.768, pool, "mean_ms"),
+        _latency("Future", "003 L30", 2.182, pool, "p50_ms"),
+        _kind("Future", "003 L30", '"connection refused"', pool, "refused"),
+        _kind("Future", "003 L30", '"EOF", "connection reset by peer"', pool, "reset/EOF"),
+        ck.direction("the Future against blocking: success %", "003 L22, L28, L30", "0.00 -> 31.10 %",
+                     None if _success(inline) is None else 100 * _success(inline),
+                     None if _success(pool) is None else 100 * _success(pool)),
+    ]
+    for front in FRONTS[1:]:
+        if (front, "inline") in results:
+            out.append(ck.value("blocking behind %s (the lab's proxy): 502 answers" % front, "003 L2, L5",
+                                "502 Bad Gateway (count not stated)", count(results[(front, "inline")], "502"),
+                                1, None))
+    level = inline.get("level")
+    return out + [
+        ck.set_by("Future, a pool fitted to 31 %: success", "003 L30", "31.10 %", "--offload-threads 50",
+                  None if fitted is None else "%.1f %%" % (100 * fitted)),
+        ck.set_by("requests, rate", "003 L26, L28", "3000 at 100.03/s", "--rate %d --duration %d" % (RATE, SECONDS),
+                  "%.0f/s asked" % level if isinstance(level, float) else None),
+    ]
