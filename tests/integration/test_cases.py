@@ -6,8 +6,8 @@ and the direction holds where the margin is wide:
   tps-trend  printing every response into a slow console against not printing: >= 10x fewer
              requests a second (the console renders ~125 responses a second, sutlab answers
              thousands), with sutlab idle;
-  spray      inline against offload at 100 requests a second on a 2 s block: inline answers a
-             handful, offload all of them.
+  spray      inline against the pool and offload at 100 requests a second on a 2 s block: inline
+             answers a handful, the 256-thread pool more (the write-up's direction), offload all.
 """
 
 import os
@@ -94,16 +94,19 @@ class Smoke(unittest.TestCase):
     def test_tps_trend_printing_costs_the_load_generator(self):
         doc = self.run_case("tps-trend")
         checks = checks_of(doc)
-        ratio, holds = checks["printing off / on, req/s"]
-        self.assertTrue(holds, doc)
-        self.assertGreaterEqual(float(re.search(r"\((\d+)x\)", ratio).group(1)), 10, doc)
-        self.assertTrue(checks["printing on: the server"][1], doc)
+        # the ratio's band (the write-up's 40x, x/÷1.5) is not asserted over 2 s steps; the
+        # direction, with a wide margin, is
+        ratio, _ = checks["printing off / on, TPS"]
+        self.assertGreaterEqual(float(ratio.rstrip("x")), 10, doc)
+        self.assertTrue(checks["printing on -> off: TPS"][1], doc)
+        self.assertTrue(checks["printing on: the server's CPU"][1], doc)
+        self.assertIsNone(checks["printing on: TPS"][1], doc)  # set by the console's rate: not counted
         # the tier's verdict is not asserted here: over 2 s steps the share of time Locust sits in
         # write() is a small sample (76-94 % seen at 100 users, around the 85 % line);
         # test_steps.PrintedResponses asserts it on a console slow enough to leave no doubt
         self.assertIn("printing on, 10-100 users: the tier that limits", checks)
         on_rows = [ln for ln in doc.splitlines() if ln.startswith("| on ")]
-        self.assertEqual(len(on_rows), 3, doc)  # one row per level of the quick look (1, 10, 100)
+        self.assertEqual(len(on_rows), 3, doc)  # one row per level of the quick look (1, 2, 100)
         self.assertTrue(os.path.exists(os.path.join(self.out, "print-on", "steps.png")))
 
     def test_count_pagination_the_count_costs_the_database(self):
@@ -119,9 +122,13 @@ class Smoke(unittest.TestCase):
         doc = self.run_case("spray")
         checks = checks_of(doc)
         self.assertTrue(checks["blocking: success"][1], doc)
-        self.assertTrue(checks["fixed: success"][1], doc)
+        self.assertTrue(checks["the Future against blocking: success %"][1], doc)
+        self.assertIsNone(checks["Future, a pool fitted to 31 %: success"][1], doc)  # fitted: not counted
+        self.assertFalse([w for w in checks if "p99" in w], doc)  # at the timeout in any run: no check
         rows = {ln.split("|")[2].strip(): ln for ln in doc.splitlines() if ln.startswith("| -")}
-        self.assertEqual(set(rows), {"inline", "pool 8", "pool 50", "offload"}, doc)
+        self.assertEqual(set(rows), {"inline", "pool 50", "pool 256", "offload"}, doc)
+        # offload, the lab's extra (no write-up figure, no check): every request answered
+        self.assertGreaterEqual(float(rows["offload"].split("|")[3]), 95, doc)
 
 
 if __name__ == "__main__":

@@ -21,26 +21,34 @@ class Checks(unittest.TestCase):
         self.assertFalse(set(CASES) & set(PLANNED))
 
     def test_tps_trend(self):
-        off = rows((1, 55), (2, 109), (10, 524), (100, 3690), busy_web=0.2, verdict="load")
-        on = rows((1, 53), (2, 105), (10, 120), (100, 119), busy_web=0.03, verdict="load")
+        # the full set: tests/tools/test_case_tps_trend.py
+        off = rows((1, 1500), (2, 3000), (100, 6500), mean_ms=0.6, busy_web=0.2, verdict="load")
+        on = rows((1, 150), (2, 150), (100, 150), busy_web=0.03, verdict="load")
         c = {x.what: x for x in tps_trend.checks(off, on)}
-        self.assertTrue(all(x.ok for x in c.values()), [(x.what, x.measured) for x in c.values()])
-        self.assertIn("(31x)", c["printing off / on, req/s"].measured)
-        # the server busy while printing, or the client not the limit: not reproduced
-        on[3]["busy_web"] = 0.9
+        self.assertEqual(checks.verdict(c.values())[0], "reproduced", [(x.what, x.measured) for x in c.values()])
+        self.assertEqual(c["printing off / on, TPS"].measured, "43.3x")
+        self.assertIsNone(c["printing on: TPS"].ok)  # the console's rate sets it
+        # the server busy while printing, and another tier the limit: not reproduced
+        on[2]["busy_web"] = 0.9
         on[2]["verdict"] = "web"
-        bad = [x for x in tps_trend.checks(off, on) if not x.ok]
-        self.assertEqual(len(bad), 2)
-        self.assertTrue(checks.verdict(bad)[1].startswith("verdict: "))
+        bad = sorted(x.what for x in tps_trend.checks(off, on) if x.ok is False)
+        self.assertEqual(bad, ["printing on, 10-100 users: the tier that limits", "printing on: the server's CPU"])
+        self.assertEqual(checks.verdict(tps_trend.checks(off, on))[0], "not reproduced")
 
     def test_spray(self):
-        r = {(None, "inline"): {"success": 0.005, "p99_ms": 30000.0}, (None, "pool 50"): {"success": 0.317},
-             (None, "offload"): {"success": 1.0}, ("nginx", "inline"): {"success": 0.005, "errors": "504:2728 timeout:257"}}
-        self.assertTrue(all(x.ok for x in spray.checks(r, 30)))
-        r[("nginx", "inline")]["errors"] = "timeout:2985"  # no 5xx from the proxy
-        r[(None, "pool 50")]["success"] = 0.9               # a pool too big for the write-up's 31 %
-        self.assertEqual(sorted(x.what for x in spray.checks(r, 30) if not x.ok),
-                         ["Future: success", "blocking behind a proxy: the proxy's 5xx"])
+        # the full set: tests/tools/test_case_spray.py
+        inline = {"level": 100.0, "success": 0.0, "mean_ms": 7000.0, "p50_ms": 4000.0, "p95_ms": 22000.0,
+                  "errors": "refused:900 timeout:2100", "verdict": "none"}
+        r = {(None, "inline"): inline, (None, "pool 50"): {"success": 0.317}, (None, "offload"): {"success": 1.0},
+             (None, spray.POOL): {"success": 0.31, "mean_ms": 6800.0, "p50_ms": 2200.0,
+                                  "errors": "refused:600 reset/EOF:400 timeout:1067"},
+             ("nginx", "inline"): {"success": 0.0, "errors": "502:2728 timeout:257"}}
+        self.assertEqual(checks.verdict(spray.checks(r))[0], "reproduced")
+        r[("nginx", "inline")]["errors"] = "504:2728 timeout:257"  # a 5xx, not the write-up's 502
+        r[(None, spray.POOL)]["success"] = 1.0                     # the pool as big as the rate needs
+        r[(None, "pool 50")]["success"] = 0.9                      # the fitted pool: set, not counted
+        self.assertEqual(sorted(x.what for x in spray.checks(r) if x.ok is False),
+                         ["Future: success", "blocking behind nginx (the lab's proxy): 502 answers"])
 
     def test_ratio_cases(self):
         ok = keepalive.checks({"keep-alive": rows((16, 60000)), "close": rows((16, 16000))})
