@@ -29,6 +29,9 @@ TEST_PKGS+=(procps)
 # test_tls and loadscripts/flip --tls run openssl (req, s_client, s_time): said here, not left to
 # ca-certificates' dependency on it.
 TEST_PKGS+=(openssl)
+# report.html of steps, spray, flip and case (loadscripts/lib/htmlreport.py: a jinja2 template,
+# Markdown tables through python3-markdown) and its test in headless Chromium (test_report.py)
+TEST_PKGS+=(python3-jinja2 python3-markdown chromium)
 
 # The programs each part runs, as CMD:PKG: CMD a name looked up on PATH (or a path that must exist),
 # PKG the package of the part's list above that brings it, itself or through its Depends (packages
@@ -65,13 +68,14 @@ TEST_CMDS=(/usr/bin/python3:python3 clang-14:clang-14
            redis-benchmark:redis-server redis-cli:redis-server curl:curl openssl:openssl
            valgrind:valgrind callgrind_control:valgrind strace:strace
            ip:iproute2 tc:iproute2 ss:iproute2 sysctl:procps
-           node:nodejs npm:npm docker-compose:docker-compose systemd-analyze:systemd readelf:build-essential)
+           node:nodejs npm:npm docker-compose:docker-compose systemd-analyze:systemd readelf:build-essential
+           /usr/bin/chromium:chromium)
 # The Python modules the tests and loadscripts import beyond the standard library (and the parts of
 # it Debian builds as C extensions), as MODULE:PKG, for /usr/bin/python3.
 # shellcheck disable=SC2034  # used by infra/lab and infra/lib/freshroot.sh
 TEST_PY_MODULES=(locust:python3-locust locust.contrib.fasthttp:python3-locust gevent:python3-locust
                  matplotlib.pyplot:python3-matplotlib ssl:python3 ctypes:python3 crypt:python3
-                 xml.etree.ElementTree:python3)
+                 xml.etree.ElementTree:python3 jinja2:python3-jinja2 markdown:python3-markdown)
 
 say()  { printf '%s\n' "$*"; }
 step() { printf '==> %s\n' "$*"; }

@@ -53,7 +53,7 @@ class Load:
             _host_port(self.url)  # spray takes plain http only, as httperf does
             return ["/usr/bin/python3", os.path.join(LOADSCRIPTS, "spray"), "--url", self.url, "--path", self.path,
                     "--rate", str(level), "--duration", str(seconds), "--timeout", str(self.timeout),
-                    "--json"] + self.spray_args
+                    "--json", "--no-report"] + self.spray_args
         argv = ["/usr/bin/locust", "-f", ",".join(self.locustfiles), "--headless", "--host", self.url,
                 "-u", str(level), "-r", str(level), "-t", "%ds" % seconds, "--only-summary",
                 # failed requests are errors of the row, counted by kind, not a failed tool

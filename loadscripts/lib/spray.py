@@ -15,6 +15,7 @@ httperf counts a connection closed without a reply (vegeta's "EOF") as connreset
 one kind here, "reset/EOF".
 """
 
+import contextlib
 import json
 import math
 import os
@@ -46,9 +47,11 @@ def commands(host, port, uri, rate, duration, timeout):
             for i in range(n)]
 
 
-def run(host, port, uri, rate, duration, timeout, log=None):
+def run(host, port, uri, rate, duration, timeout, log=None, show_progress=False):
     """The attack: every process started together and waited for; their merged report. `log`, a
-    file, gets each process's command and output. RunError if one fails to report.
+    file, gets each process's command and output; show_progress: a progress line (progress.py)
+    with the replies so far, for a caller that shows none of its own. RunError if one fails to
+    report.
 
     Each process writes to a file of its own, not a pipe: a status line per reply fills a pipe
     in seconds, and an httperf blocked on a full pipe stops sending, which would close the
@@ -62,7 +65,8 @@ def run(host, port, uri, rate, duration, timeout, log=None):
                                     preexec_fn=procs.die_with_parent) for a, out in zip(argvs, outputs)]
         # progress from the replies the processes have written so far (their files, by descriptor)
         files = ["/proc/self/fd/%d" % out.fileno() for out in outputs]
-        with progress.Ticker("spray: %g req/s" % rate, duration + timeout, sample=progress.replies_in(files)):
+        ticker = progress.Ticker("spray: %g req/s" % rate, duration + timeout, sample=progress.replies_in(files))
+        with ticker if show_progress else contextlib.nullcontext():
             for proc in running:
                 proc.wait(timeout=duration + timeout + 60)
         reports = []

@@ -18,6 +18,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import browser  # noqa: E402
 from sutlab_testlib import free_port, source_root, sutlab_bin  # noqa: E402
 
 CASE = os.path.join(source_root(), "loadscripts", "case")
@@ -89,7 +90,18 @@ class Smoke(unittest.TestCase):
         self.assertIsNotNone(verdict, doc[-2000:])
         self.assertEqual(p.returncode, 0 if verdict.group(1) == "reproduced (" else 1, doc[-2000:])
         self.assertRegex(doc, r"load average [\d.]+ [\d.]+ [\d.]+ before, [\d.]+ [\d.]+ [\d.]+ after")
+        self.assert_page(name)
         return doc
+
+    def assert_page(self, name):
+        """OUT/report.html renders in Chromium, offline: the case's tables, each stage's PNG."""
+        with browser.Browser() as b:
+            page = b.open(os.path.join(self.out, "report.html"))
+        self.assertEqual((page.errors, page.requests), ([], []), name)
+        self.assertEqual(page.data.get("report"), "case")
+        self.assertGreaterEqual(page.tables, 2, name)  # the measured table and the write-up's figures
+        self.assertGreaterEqual(int(page.data.get("images", "0")), 1, name)
+        self.assertEqual(page.data.get("brokenImages"), "0", name)
 
     def test_tps_trend_printing_costs_the_load_generator(self):
         doc = self.run_case("tps-trend")

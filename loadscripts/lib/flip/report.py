@@ -39,16 +39,16 @@ def ratio_row(on, off, probe, ok):
     return row + ([x("probe_p50"), x("probe_p99"), ""] if probe else [])
 
 
-def table_text(plan, results, probe, ok=False):
+def table_text(plan, results, probe, ok=False, framed=False):
     """The table and the medians of each run ({label: medians}); ok: the success ratio column
-    (an open-model load's, vegeta's figure)."""
+    (an open-model load's, vegeta's figure); framed: as a Markdown table (report.html)."""
     rows, meds = [], {}
     for label, _, _ in plan.runs:
         meds[label] = report.medians(results[label], KEYS)
         rows.append(run_row(label, plan.change[label], meds[label], results[label], probe, ok))
     rows.append(ratio_row(meds["on"], meds["off"], probe, ok))
     header = HEADER[:7] + (["ok %"] if ok else []) + HEADER[7:]
-    return report.table(header + (PROBE_HEADER if probe else []), rows, framed=False), meds
+    return report.table(header + (PROBE_HEADER if probe else []), rows, framed=framed), meds
 
 
 def text(args, plan, target, title, load_desc, results):
