@@ -287,6 +287,7 @@ debian_minbase_tar() {
   sources=$(debian_sources_list "$rel")
   mkdir -p "$(dirname "$tar")"
   dir=$(mktemp -d "$tar.root.XXXXXX")
+  chmod 755 "$dir"   # the root directory of the tarball ("./"): mktemp's 700 would lock every user but root out
   log=${tar%.tar}.debootstrap.log
   t0=$SECONDS
   step "debootstrap --variant=minbase $rel $mirror (once; cached as ${tar#"$ROOT"/})"

@@ -76,6 +76,7 @@ fr_new_dir() {
 fr_unpack() {
   mkdir -p "$FR_ROOTFS"
   tar -C "$FR_ROOTFS" --numeric-owner -xpf "$FR_TAR"
+  chmod 755 "$FR_ROOTFS"   # a tarball made before debian_minbase_tar said so has / at 700
   rm -f "$FR_ROOTFS/etc/resolv.conf"
   cat /etc/resolv.conf > "$FR_ROOTFS/etc/resolv.conf"
   printf 'sutlab-fresh\n' > "$FR_ROOTFS/etc/hostname"
