@@ -13,8 +13,9 @@ ms, and the errors by kind (parsers.py reads them). What each tool can tell:
 import json
 import os
 import re
+import shlex
 
-from . import LOADSCRIPTS, parsers, report, stats
+from . import LOADSCRIPTS, parsers, procs, report, stats
 
 TOOLS = ("ab", "hey", "wrk", "locust", "httperf")
 AB_MAX_RPS = 200000  # more than ab reaches on one core
@@ -26,16 +27,29 @@ class Load:
     httperf and a script-less wrk request; `extra` the tool options the user added."""
 
     def __init__(self, tool, url, path="/", timeout=10, script=None, locustfiles=None, tags=None,
-                 locust_args=(), out_dir=None, spray_args=()):
+                 locust_args=(), out_dir=None, spray_args=(), workers=1, cpus=None):
+        """workers: the load tool's processes or threads that make requests (wrk -t, hey -cpus,
+        Locust: a master and that many workers when above 1); cpus: the cores it may use (a
+        list for taskset), None for any."""
         if tool not in TOOLS:
             raise ValueError("unknown tool %r (%s)" % (tool, ", ".join(TOOLS)))
+        if workers > 1 and tool not in SCALABLE:
+            raise ValueError("%s has no workers to add (%s)" % (tool, SCALABLE_WHY[tool]))
         self.tool, self.url, self.path, self.timeout = tool, url.rstrip("/"), path, timeout
         self.script, self.locustfiles, self.tags = script, locustfiles, tags
         self.locust_args, self.out_dir, self.spray_args = list(locust_args), out_dir, list(spray_args)
+        self.workers, self.cpus = workers, cpus
 
     def command(self, level, seconds, tag):
-        """The argv that holds `level` (clients, or arrivals a second for httperf) for `seconds`;
-        `tag` names the files a run leaves in out_dir (Locust's CSVs)."""
+        """The argv that holds `level` (clients, or arrivals a second for httperf) for `seconds`,
+        on the cores given; `tag` names the files a run leaves in out_dir (Locust's CSVs)."""
+        argv = self._command(level, seconds, tag)
+        if self.cpus:
+            argv = ["taskset", "-c", ",".join(str(c) for c in self.cpus)] + argv
+        return argv
+
+    def _command(self, level, seconds, tag):
+
         target = self.url + self.path
         if self.tool == "ab":
             # -r: a reset or a timed-out receive is counted, not the end of the run
@@ -44,10 +58,12 @@ class Load:
             return ["ab", "-r", "-k", "-q", "-s", str(self.timeout), "-c", str(level), "-t", str(seconds),
                     "-n", str(max(50000, seconds * AB_MAX_RPS)), target]
         if self.tool == "hey":
-            return ["hey", "-c", str(level), "-z", "%ds" % seconds, "-t", str(self.timeout), target]
+            return ["hey", "-cpus", str(self.workers), "-c", str(level), "-z", "%ds" % seconds,
+                    "-t", str(self.timeout), target]
         if self.tool == "wrk":
-            argv = ["wrk", "-t1", "-c", str(level), "-d", "%ds" % seconds, "--timeout", "%ds" % self.timeout,
-                    "--latency"]
+            # wrk wants at least one connection per thread
+            argv = ["wrk", "-t%d" % min(self.workers, level), "-c", str(level), "-d", "%ds" % seconds,
+                    "--timeout", "%ds" % self.timeout, "--latency"]
             return argv + (["-s", self.script] if self.script else []) + [target]
         if self.tool == "httperf":
             _host_port(self.url)  # spray takes plain http only, as httperf does
@@ -61,7 +77,22 @@ class Load:
                 "--csv", os.path.join(self.out_dir, tag)]
         if self.tags:
             argv += ["--tags"] + list(self.tags)
+        if self.workers > 1:
+            return self._distributed(argv + self.locust_args)
         return argv + self.locust_args
+
+    def _distributed(self, master):
+        """Locust as a master and self.workers workers on loopback, started by one shell that
+        becomes the master: the workers are its children, so the load tier's process tree (the
+        sampler's, loadcap's) holds them all, and the master's process group ends with it. The
+        sutlab options (--print-responses, ...) go to every worker as well: each reads its own."""
+        port = procs.free_port()
+        master = master[:1] + ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port),
+                               "--expect-workers", str(self.workers)] + master[1:]
+        worker = ["/usr/bin/locust", "-f", ",".join(self.locustfiles), "--worker", "--master-host", "127.0.0.1",
+                  "--master-port", str(port)] + self.locust_args
+        script = "".join("%s & " % _shell(worker) for _ in range(self.workers)) + "exec " + _shell(master)
+        return ["/bin/sh", "-c", script]
 
     def result(self, output, tag, level, skip_s=0):
         """{rps, mean, p50, p99, errors: {kind: n}} of a finished run; the first skip_s seconds
@@ -74,6 +105,15 @@ class Load:
         r = {"ab": parsers.parse_ab, "hey": parsers.parse_hey, "wrk": parsers.parse_wrk}[self.tool](output)
         return {"rps": r["rps"], "mean": r.get("mean"), "p50": r.get("p50"), "p95": r.get("p95"), "p99": r.get("p99"),
                 "errors": r["error_kinds"]}
+
+
+SCALABLE = ("wrk", "hey", "locust")
+SCALABLE_WHY = {"ab": "ab is one thread: run steps with wrk, hey or locust", "httperf":
+                "spray starts as many httperf processes as the rate needs"}
+
+
+def _shell(argv):
+    return " ".join(shlex.quote(a) for a in argv)
 
 
 def _host_port(url):

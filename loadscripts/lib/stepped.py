@@ -9,6 +9,7 @@ tool that fails marks its row failed and the run goes on; the caller exits 1 if 
 import contextlib
 import csv
 import os
+import signal
 import subprocess
 import time
 
@@ -25,8 +26,9 @@ class Step:
     def __init__(self, argv, log_path):
         self.log_path = log_path
         self.log = open(log_path, "w")
+        # a process group of its own: a distributed Locust's workers end with the step
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
-                                     preexec_fn=procs.die_with_parent)
+                                     preexec_fn=procs.die_with_parent, start_new_session=True)
 
     def wait(self, timeout):
         try:
@@ -35,6 +37,10 @@ class Step:
             if self.proc.poll() is None:
                 self.proc.kill()
                 self.proc.wait()
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)  # what the tool left behind
+            except OSError:
+                pass
             self.log.close()
         with open(self.log_path, errors="replace") as f:
             return self.proc.returncode, f.read()

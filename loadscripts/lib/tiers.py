@@ -214,6 +214,7 @@ class Sampler:
         self._stop = threading.Event()
         self._threads = {t: {} for t in self.names}   # (pid, tid) -> (first, last) (cpu, wait) seen
         self._active = {t: 0 for t in self.names}     # most threads running at once over an interval
+        self._allowed = {}                            # cores each tier's processes may use, last seen
         self._writing_s = 0.0  # thread-seconds the load tool spent blocked in a write (sampled)
         self._load_pids, self._last_write = [], None
         self._load_declared = None  # the load tool's declared capacity, the most seen (loadcap.py)
@@ -231,7 +232,10 @@ class Sampler:
         self._last_look = now_t
         for t in self.names:
             running = 0
-            for key, now in thread_cpu(self._pids(t, kids)).items():
+            pids = self._pids(t, kids)
+            if pids:  # read while they live: a tool may be gone by the end of the step
+                self._allowed[t] = allowed_cores(pids)
+            for key, now in thread_cpu(pids).items():
                 first, last = self._threads[t].get(key, (now, now))
                 if interval > 0 and (now[0] - last[0]) + (now[1] - last[1]) >= ACTIVE_SHARE * interval:
                     running += 1
@@ -317,7 +321,8 @@ class Sampler:
         # a thread blocked in a write counts towards the capacity as one that ran
         active = max(self._active[tier], 1 if writing > 0 else 0)
         wait = sum(last[1] - first[1] for first, last in threads) + writing
-        cores = allowed_cores(self._pids(tier, kids) or self.roots[tier])
+        pids = self._pids(tier, kids)
+        cores = allowed_cores(pids) if pids else self._allowed.get(tier) or allowed_cores(self.roots[tier])
         declared = self._load_declared if tier == "load" else None
         capacity = max(1, min(cores, declared if declared is not None else active))
         return {"cpu_s": cpu, "wait_s": wait, "writing_s": writing, "elapsed_s": elapsed,

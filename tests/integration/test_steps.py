@@ -131,6 +131,48 @@ class PrintedResponses(unittest.TestCase):
             self.assertGreater(float(r["busy_load"]), 0.85, text)
 
 
+class LoadTier(unittest.TestCase):
+    """The load tier grown past one process (--load-workers) and held to a CPU budget
+    (--load-cpus), on /health_check, where one Locust process is the bottleneck: sutlab answers
+    tens of thousands a second, one Locust process makes a few thousand."""
+
+    def run_locust(self, srv, extra):
+        rows, text = Verdicts.run_steps(self, srv, ["--tool", "locust", "--tags", "health_check", "--levels", "16",
+                                                    "--duration", "4", "--warmup", "3"] + extra)
+        return rows[0], text
+
+    def test_two_workers_lift_the_load_tool_limit(self):
+        with Server(workers=1, extra_args=NO_DB) as srv:
+            one, text1 = self.run_locust(srv, [])
+            two, text2 = self.run_locust(srv, ["--load-workers", "2"])
+        text = text1 + text2
+        self.assertEqual(one["capacity_load"], "1", text)
+        self.assertEqual(two["capacity_load"], str(min(2, os.cpu_count())), text)  # the master adds none
+        assert_verdicts(self, [one], ["load"], text)
+        # more req/s, or the limit moved off the load tool; on two cores sutlab and the workers share
+        # them, so the gain is bounded (1.3-1.6x seen here)
+        self.assertTrue(float(two["rps"]) > 1.15 * float(one["rps"]) or two["verdict"] not in ("load",), text)
+
+    def test_a_cpu_budget_makes_the_load_tier_the_limit(self):
+        """wrk pinned to one core with a Lua script that burns it: the verdict names the load tool,
+        and its capacity is the budget's one core even with two threads asked for."""
+        with Server(workers=1, extra_args=NO_DB) as srv:
+            rows, text = Verdicts.run_steps(self, srv, ["--tool", "wrk", "--script", SLOW_LUA, "--levels", "8",
+                                                        "--load-workers", "2", "--load-cpus", "0"])
+        self.assertEqual(rows[0]["capacity_load"], "1", text)
+        assert_verdicts(self, rows, ["load"], text)
+
+    def test_refusals(self):
+        for extra, words in ((["--tool", "ab", "--load-workers", "2"], "ab is one thread"),
+                             (["--tool", "wrk", "--load-workers", "0"], "--load-workers"),
+                             (["--tool", "wrk", "--load-cpus", "99"], "--load-cpus"),
+                             (["--tool", "wrk", "--load-cpus", "x"], "--load-cpus")):
+            p = steps(extra + ["--levels", "2", "--web-pid", "1"])
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(words, p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+
 class Thresholds(unittest.TestCase):
     """--fail-if on a real run (lib/thresholds.py): each form met (exit 0 and one line), then
     violated (exit 1, one line per threshold and level, naming the measured value)."""

@@ -61,6 +61,48 @@ class Commands(unittest.TestCase):
             loads.Load("siege", "http://h:1")
 
 
+class Workers(unittest.TestCase):
+    """--load-workers and --load-cpus (issue 30, items 1 and 2): what each tool is told."""
+
+    def test_wrk_threads_and_hey_cpus(self):
+        argv = loads.Load("wrk", "http://h:1", workers=2).command(64, 5, "t")
+        self.assertIn("-t2", argv)
+        self.assertIn("-t1", loads.Load("wrk", "http://h:1").command(64, 5, "t"))
+        self.assertIn("-t1", loads.Load("wrk", "http://h:1", workers=4).command(1, 5, "t"))  # one connection
+        argv = loads.Load("hey", "http://h:1", workers=2).command(8, 5, "t")
+        self.assertEqual(argv[argv.index("-cpus") + 1], "2")
+
+    def test_locust_as_a_master_and_its_workers(self):
+        argv = loads.Load("locust", "http://h:1", locustfiles=["a.py"], tags=["x"], out_dir="/o", workers=3,
+                          locust_args=["--print-responses=/f"]).command(8, 12, "level-8")
+        self.assertEqual(argv[:2], ["/bin/sh", "-c"])
+        script = argv[2]
+        self.assertEqual(script.count("--worker"), 3)
+        self.assertEqual(script.count(" & "), 3)
+        master = script.split("exec ", 1)[1]
+        for part in ("--master ", "--expect-workers 3", "--headless", "-u 8", "--csv /o/level-8", "--tags x",
+                     "--master-bind-host 127.0.0.1", "-f a.py"):
+            self.assertIn(part, master)
+        port = master.split("--master-bind-port ", 1)[1].split()[0]
+        self.assertEqual(script.count("--master-port %s" % port), 3)
+        self.assertEqual(script.count("--print-responses=/f"), 4)  # every worker prints its own
+        # one worker: the single process, as before
+        self.assertNotIn("--master", loads.Load("locust", "http://h:1", locustfiles=["a.py"], out_dir="/o")
+                         .command(8, 12, "t"))
+
+    def test_a_cpu_budget_is_taskset(self):
+        argv = loads.Load("ab", "http://h:1", path="/x", cpus=[1]).command(2, 3, "t")
+        self.assertEqual(argv[:4], ["taskset", "-c", "1", "ab"])
+        argv = loads.Load("locust", "http://h:1", locustfiles=["a.py"], out_dir="/o", workers=2, cpus=[0, 1]).command(
+            2, 3, "t")
+        self.assertEqual(argv[:4], ["taskset", "-c", "0,1", "/bin/sh"])
+
+    def test_tools_without_workers_refuse_them(self):
+        for tool in ("ab", "httperf"):
+            with self.assertRaises(ValueError):
+                loads.Load(tool, "http://h:1", workers=2)
+
+
 SECONDS_HEAD = "timestamp,users,requests,failures,rps,failures_per_s,p50_ms,p95_ms,p99_ms,max_ms,mean_ms"
 
 
