@@ -51,6 +51,13 @@ class RedisCache(unittest.TestCase):
             self.assertEqual(word, "not reproduced", tier)
             self.assertIn("the tier that limits (write-up web, measured %s)" % tier, line)
 
+    def test_the_tier_is_read_at_the_most_connections(self):
+        r = runs(redis=(1850, 1820))  # the best step is the first, the most users the last
+        r["Redis"][0]["verdict"] = "load"
+        self.assertEqual(verdict(r)[0], "reproduced")
+        r["Redis"][1]["verdict"] = "none"
+        self.assertEqual(verdict(r)[0], "not reproduced")
+
     def test_each_figure_alone_missing_is_partly_reproduced(self):
         cases = {"from the database, req/s": runs(db=(900, 990)),          # ratio 1850/990 = 1.87
                  "from Redis, req/s": runs(redis=(1600, 1700))}            # ratio 1700/1500 = 1.13
@@ -74,7 +81,7 @@ class RedisCache(unittest.TestCase):
         r["Redis"][1]["rps"] = ""  # steps.csv's empty cell
         c = {x.what: x for x in redis_cache.checks(r)}
         self.assertEqual(c["from Redis, req/s"].measured, "1700")
-        self.assertEqual(c["one cached server at its most users: the tier that limits"].measured, "below limits")
+        self.assertEqual(c["one cached server at its most users: the tier that limits"].measured, "web")
 
 
 if __name__ == "__main__":
