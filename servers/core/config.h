@@ -3,6 +3,9 @@
  * variables and then the command line (the command line wins), validated
  * into one config_t that is immutable once the server starts.
  *
+ * The table of flags lives in config.c and is read by core/flags, the parser
+ * that `sutlab db` uses too; each default is written once, in its row.
+ *
  * Pure logic: no I/O except config_print_help(). Strings in config_t point
  * into argv/envp (or static defaults) and live as long as the process.
  */
@@ -12,13 +15,15 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "core/flags.h"
+
 #define CONFIG_MAX_LISTEN 8
 #define CONFIG_MAX_WORKERS 256
 
-typedef struct config_addr {
-    char host[256]; /* numeric or name; "" means any address */
-    unsigned short port;
-} config_addr_t;
+typedef flags_addr_t config_addr_t;
+
+/* `sutlab db` reaches the same database by default */
+#define CONFIG_DEFAULT_DB_URL "postgresql:///sutlab"
 
 typedef enum config_log_mode {
     CONFIG_LOG_OFF = 0,
@@ -92,9 +97,6 @@ void config_print_help(FILE *out, int ncpus);
  * startup output). Secrets (URLs) and paths are left out. Returns the length
  * that was needed, like snprintf. */
 size_t config_format_flags(const config_t *cfg, char *buf, size_t len);
-
-/* Parses "HOST:PORT", "[V6]:PORT" or ":PORT". Returns 0 on success. */
-int config_parse_addr(const char *s, config_addr_t *out);
 
 /* The words of each mode flag, indexed by the enum's value and
  * NULL-terminated: what the flag accepts, and how the server names the mode

@@ -1,59 +1,46 @@
 #include "tools/db_tool.h"
 
-#include <errno.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "build_config.h"
+#include "core/config.h"
+#include "core/flags.h"
 #include "tools/migrate.h"
 #include "tools/pgutil.h"
 
 extern char **environ;
 
-static const char *env_lookup(char **envp, const char *name)
-{
-    size_t len = strlen(name);
-    for (char **e = envp; e != NULL && *e != NULL; e++)
-        if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
-            return *e + len + 1;
-    return NULL;
-}
+/* What the command line fills: the arguments, and the words that are checked
+ * once the whole line is read. */
+typedef struct db_line {
+    db_tool_args_t args;
+    const char *size;   /* seed: checked against the sizes at the end */
+    const char *action; /* indexes: its first word */
+} db_line_t;
 
-typedef enum flag_id {
-    FLAG_DB_URL,
-    FLAG_MIGRATIONS,
-    FLAG_SIZE,
-    FLAG_SEED,
-    FLAG_FORCE,
-    FLAG_BCRYPT_COST,
-    FLAG_HELP,
-} flag_id_t;
+#define EVERY_COMMAND (1u << DB_TOOL_MIGRATE | 1u << DB_TOOL_SEED | 1u << DB_TOOL_INDEXES)
+#define STR(x) #x
+#define NUMBER(x) STR(x)
 
-/* Which flags each command takes: a flag of another command is unknown. */
-static const struct flag_spec {
-    const char *name;
-    flag_id_t id;
-    int takes_value;
-    unsigned commands; /* bit (1 << db_tool_command_t) */
-} flag_specs[] = {
-    {"--db-url", FLAG_DB_URL, 1, 1u << DB_TOOL_MIGRATE | 1u << DB_TOOL_SEED | 1u << DB_TOOL_INDEXES},
-    {"--migrations", FLAG_MIGRATIONS, 1, 1u << DB_TOOL_MIGRATE},
-    {"--size", FLAG_SIZE, 1, 1u << DB_TOOL_SEED},
-    {"--seed", FLAG_SEED, 1, 1u << DB_TOOL_SEED},
-    {"--force", FLAG_FORCE, 0, 1u << DB_TOOL_SEED},
-    {"--bcrypt-cost", FLAG_BCRYPT_COST, 1, 1u << DB_TOOL_SEED},
-    {"--help", FLAG_HELP, 0, ~0u},
-    {"-h", FLAG_HELP, 0, ~0u},
+/* Which flags each command takes (a flag of another command is unknown),
+ * and their defaults. Only --db-url and --migrations read the environment. */
+static const flags_def_t db_flags[] = {
+    {.name = "db-url", .kind = FLAGS_STRING, .offset = offsetof(db_line_t, args.db_url), .metavar = "URL",
+     .value = CONFIG_DEFAULT_DB_URL, .env = "SUTLAB_DB_URL", .commands = EVERY_COMMAND},
+    {.name = "migrations", .kind = FLAGS_STRING, .offset = offsetof(db_line_t, args.migrations_dir),
+     .metavar = "DIR", .value = SUTLAB_MIGRATIONS_DIR, .env = "SUTLAB_MIGRATIONS_DIR",
+     .commands = 1u << DB_TOOL_MIGRATE},
+    {.name = "size", .kind = FLAGS_STRING, .offset = offsetof(db_line_t, size), .metavar = "SIZE",
+     .env = FLAGS_ENV_NONE, .commands = 1u << DB_TOOL_SEED},
+    {.name = "seed", .kind = FLAGS_U64, .offset = offsetof(db_line_t, args.seed.seed), .metavar = "N",
+     .value = NUMBER(SEED_DEFAULT_SEED), .env = FLAGS_ENV_NONE, .commands = 1u << DB_TOOL_SEED},
+    {.name = "force", .kind = FLAGS_SWITCH, .offset = offsetof(db_line_t, args.seed.force), .env = FLAGS_ENV_NONE,
+     .commands = 1u << DB_TOOL_SEED},
+    {.name = "bcrypt-cost", .kind = FLAGS_UINT, .offset = offsetof(db_line_t, args.seed.bcrypt_cost),
+     .min = SEED_MIN_BCRYPT_COST, .max = SEED_MAX_BCRYPT_COST, .metavar = "N",
+     .value = NUMBER(SEED_DEFAULT_BCRYPT_COST), .env = FLAGS_ENV_NONE, .commands = 1u << DB_TOOL_SEED},
 };
-
-static const struct flag_spec *find_flag(const char *name, size_t len, db_tool_command_t command)
-{
-    for (size_t i = 0; i < sizeof(flag_specs) / sizeof(flag_specs[0]); i++)
-        if (strlen(flag_specs[i].name) == len && strncmp(flag_specs[i].name, name, len) == 0 &&
-            (flag_specs[i].commands & (1u << command)) != 0)
-            return &flag_specs[i];
-    return NULL;
-}
 
 static const char *command_name(db_tool_command_t c)
 {
@@ -65,38 +52,58 @@ static const char *command_name(db_tool_command_t c)
     }
 }
 
-static int parse_u64(const char *s, uint64_t *out)
+/* indexes takes words: its action, then index names */
+static int take_word(void *target, const char *word)
 {
-    char *end;
-    if (*s < '0' || *s > '9') /* strtoull would accept "-1" and " 1" */
+    db_line_t *line = target;
+    if (line->args.command != DB_TOOL_INDEXES)
         return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0')
-        return -1;
-    *out = v;
+    if (line->action == NULL) {
+        line->action = word;
+        return 0;
+    }
+    if (line->args.nindex_names == INDEXES_MAX_NAMES)
+        return -2;
+    line->args.index_names[line->args.nindex_names++] = word;
     return 0;
 }
 
-db_tool_parse_result_t db_tool_parse(db_tool_args_t *args, int argc, char **argv, char **envp, char *err,
-                                     size_t errlen)
+/* An error of the line, worded as `sutlab db` has always worded it. */
+static void word_error(const flags_error_t *e, char *err, size_t errlen)
 {
-    const char *env_url = env_lookup(envp, "SUTLAB_DB_URL");
-    const char *env_dir = env_lookup(envp, "SUTLAB_MIGRATIONS_DIR");
-    const char *size = NULL, *action = NULL, *cmd;
-    int help = 0;
-
-    memset(args, 0, sizeof(*args));
-    args->db_url = env_url != NULL && *env_url != '\0' ? env_url : DB_TOOL_DEFAULT_DB_URL;
-    args->migrations_dir = env_dir != NULL && *env_dir != '\0' ? env_dir : SUTLAB_MIGRATIONS_DIR;
-    args->seed.seed = SEED_DEFAULT_SEED;
-    args->seed.bcrypt_cost = SEED_DEFAULT_BCRYPT_COST;
-
-    if (argc < 2) {
-        snprintf(err, errlen, "missing command (migrate, seed or indexes)");
-        return DB_TOOL_PARSE_ERROR;
+    const flags_def_t *def = e->def;
+    switch (e->status) {
+    case FLAGS_STRAY:
+        snprintf(err, errlen, "unexpected argument '%s'", e->arg);
+        break;
+    case FLAGS_POSITIONAL:
+        snprintf(err, errlen, "at most %d index names", INDEXES_MAX_NAMES);
+        break;
+    case FLAGS_UNKNOWN:
+        snprintf(err, errlen, "unknown flag '%s'", e->arg);
+        break;
+    case FLAGS_NO_VALUE:
+        snprintf(err, errlen, "%.*s takes no value", (int)e->arglen, e->arg);
+        break;
+    case FLAGS_MISSING_VALUE:
+        snprintf(err, errlen, "--%s needs a value", def->name);
+        break;
+    case FLAGS_BAD_VALUE:
+        if (def->kind == FLAGS_U64)
+            snprintf(err, errlen, "--%s wants a number from 0 to %llu, not '%s'", def->name,
+                     (unsigned long long)UINT64_MAX, e->value);
+        else
+            snprintf(err, errlen, "--%s wants a number from %ld to %ld, not '%s'", def->name, def->min, def->max,
+                     e->value);
+        break;
+    default:
+        snprintf(err, errlen, "%s: cannot parse", e->origin);
+        break;
     }
-    cmd = argv[1];
+}
+
+static db_tool_parse_result_t parse_command(db_tool_args_t *args, const char *cmd, char *err, size_t errlen)
+{
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
         return DB_TOOL_PARSE_HELP;
     if (strcmp(cmd, "migrate") == 0)
@@ -109,96 +116,30 @@ db_tool_parse_result_t db_tool_parse(db_tool_args_t *args, int argc, char **argv
         snprintf(err, errlen, "unknown command '%s' (migrate, seed or indexes)", cmd);
         return DB_TOOL_PARSE_ERROR;
     }
+    return DB_TOOL_PARSE_OK;
+}
 
-    for (int i = 2; i < argc; i++) {
-        const char *arg = argv[i], *eq = strchr(arg, '='), *value = NULL;
-        const struct flag_spec *f;
-
-        if (arg[0] != '-') {
-            if (args->command == DB_TOOL_INDEXES && action == NULL) {
-                action = arg;
-                continue;
-            }
-            if (args->command == DB_TOOL_INDEXES) {
-                if (args->nindex_names == INDEXES_MAX_NAMES) {
-                    snprintf(err, errlen, "at most %d index names", INDEXES_MAX_NAMES);
-                    return DB_TOOL_PARSE_ERROR;
-                }
-                args->index_names[args->nindex_names++] = arg;
-                continue;
-            }
-            snprintf(err, errlen, "unexpected argument '%s'", arg);
-            return DB_TOOL_PARSE_ERROR;
-        }
-        /* --name=VALUE or --name VALUE */
-        if ((f = find_flag(arg, eq != NULL ? (size_t)(eq - arg) : strlen(arg), args->command)) == NULL) {
-            snprintf(err, errlen, "unknown flag '%s'", arg);
-            return DB_TOOL_PARSE_ERROR;
-        }
-        if (f->takes_value) {
-            value = eq != NULL ? eq + 1 : i + 1 < argc ? argv[++i] : "";
-            if (*value == '\0') {
-                snprintf(err, errlen, "%s needs a value", f->name);
-                return DB_TOOL_PARSE_ERROR;
-            }
-        } else if (eq != NULL) {
-            snprintf(err, errlen, "%s takes no value", f->name);
-            return DB_TOOL_PARSE_ERROR;
-        }
-        switch (f->id) {
-        case FLAG_DB_URL:
-            args->db_url = value;
-            break;
-        case FLAG_MIGRATIONS:
-            args->migrations_dir = value;
-            break;
-        case FLAG_SIZE:
-            size = value;
-            break;
-        case FLAG_SEED:
-            if (parse_u64(value, &args->seed.seed) != 0) {
-                snprintf(err, errlen, "--seed wants a number from 0 to 18446744073709551615, not '%s'", value);
-                return DB_TOOL_PARSE_ERROR;
-            }
-            break;
-        case FLAG_BCRYPT_COST: {
-            uint64_t cost;
-            if (parse_u64(value, &cost) != 0 || cost < SEED_MIN_BCRYPT_COST || cost > SEED_MAX_BCRYPT_COST) {
-                snprintf(err, errlen, "--bcrypt-cost wants a number from %d to %d, not '%s'",
-                         SEED_MIN_BCRYPT_COST, SEED_MAX_BCRYPT_COST, value);
-                return DB_TOOL_PARSE_ERROR;
-            }
-            args->seed.bcrypt_cost = (int)cost;
-            break;
-        }
-        case FLAG_FORCE:
-            args->seed.force = 1;
-            break;
-        case FLAG_HELP:
-            help = 1;
-            break;
-        }
-    }
-    if (help)
-        return DB_TOOL_PARSE_HELP;
-
+/* The checks that need the whole line: seed's size, indexes' action. */
+static db_tool_parse_result_t check_words(db_line_t *line, char *err, size_t errlen)
+{
+    db_tool_args_t *args = &line->args;
     if (args->command == DB_TOOL_SEED) {
-        if (size == NULL) {
+        if (line->size == NULL) {
             snprintf(err, errlen, "--size is required (%s)", seed_size_names());
             return DB_TOOL_PARSE_ERROR;
         }
-        if ((args->seed.size = seed_size_lookup(size)) == NULL) {
-            snprintf(err, errlen, "unknown --size '%s' (%s)", size, seed_size_names());
+        if ((args->seed.size = seed_size_lookup(line->size)) == NULL) {
+            snprintf(err, errlen, "unknown --size '%s' (%s)", line->size, seed_size_names());
             return DB_TOOL_PARSE_ERROR;
         }
     }
     if (args->command == DB_TOOL_INDEXES) {
-        if (action == NULL) {
+        if (line->action == NULL) {
             snprintf(err, errlen, "missing action (off, on or status)");
             return DB_TOOL_PARSE_ERROR;
         }
-        if (indexes_parse_action(action, &args->indexes_action) != 0) {
-            snprintf(err, errlen, "unknown action '%s' (off, on or status)", action);
+        if (indexes_parse_action(line->action, &args->indexes_action) != 0) {
+            snprintf(err, errlen, "unknown action '%s' (off, on or status)", line->action);
             return DB_TOOL_PARSE_ERROR;
         }
         if (args->indexes_action == INDEXES_STATUS && args->nindex_names > 0) {
@@ -209,10 +150,47 @@ db_tool_parse_result_t db_tool_parse(db_tool_args_t *args, int argc, char **argv
     return DB_TOOL_PARSE_OK;
 }
 
+db_tool_parse_result_t db_tool_parse(db_tool_args_t *args, int argc, char **argv, char **envp, char *err,
+                                     size_t errlen)
+{
+    flags_spec_t spec = {.defs = db_flags, .ndefs = sizeof(db_flags) / sizeof(db_flags[0]),
+                         .empty_is_missing = 1, .env_empty_ignored = 1};
+    db_line_t line;
+    flags_error_t e;
+    db_tool_parse_result_t rc;
+
+    memset(&line, 0, sizeof(line));
+    flags_defaults(&spec, &line, &e); /* the table's own defaults: they pass its checks */
+    *args = line.args;
+    if (argc < 2) {
+        snprintf(err, errlen, "missing command (migrate, seed or indexes)");
+        return DB_TOOL_PARSE_ERROR;
+    }
+    if ((rc = parse_command(&line.args, argv[1], err, errlen)) != DB_TOOL_PARSE_OK) {
+        *args = line.args;
+        return rc;
+    }
+    spec.command = line.args.command;
+    switch (flags_parse(&spec, &line, argc - 1, argv + 1, envp, take_word, &e)) {
+    case FLAGS_OK:
+        rc = check_words(&line, err, errlen);
+        break;
+    case FLAGS_HELP:
+        rc = DB_TOOL_PARSE_HELP;
+        break;
+    default:
+        word_error(&e, err, errlen);
+        rc = DB_TOOL_PARSE_ERROR;
+        break;
+    }
+    *args = line.args;
+    return rc;
+}
+
 void db_tool_print_help(FILE *out, db_tool_command_t command)
 {
     static const char common[] =
-        "  --db-url URL        PostgreSQL connection URL (default: $SUTLAB_DB_URL, else " DB_TOOL_DEFAULT_DB_URL ")\n"
+        "  --db-url URL        PostgreSQL connection URL (default: $SUTLAB_DB_URL, else " CONFIG_DEFAULT_DB_URL ")\n"
         "  --help              this help\n";
     switch (command) {
     case DB_TOOL_MIGRATE:

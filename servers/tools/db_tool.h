@@ -5,8 +5,9 @@
  *   sutlab db migrate [--migrations DIR]
  *   sutlab db seed --size tiny|small|medium|large [--seed N] [--force] [--bcrypt-cost N]
  *   sutlab db indexes off|on [NAME ...] | status
- * each with --db-url URL (default: $SUTLAB_DB_URL, else postgresql:///sutlab)
- * and --help.
+ * each with --db-url URL (default: $SUTLAB_DB_URL, else serve's default,
+ * CONFIG_DEFAULT_DB_URL) and --help. The line is read by core/flags, the
+ * parser of `sutlab serve` too.
  *
  * Exit status: 0 done; 1 the work failed (unreachable server, failing
  * migration, non-empty database ...) with a message on stderr; 2 bad usage
@@ -20,8 +21,6 @@
 
 #include "tools/indexes.h"
 #include "tools/seed.h"
-
-#define DB_TOOL_DEFAULT_DB_URL "postgresql:///sutlab"
 
 typedef enum db_tool_command {
     DB_TOOL_NONE = 0, /* `sutlab db --help` */

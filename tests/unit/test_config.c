@@ -237,16 +237,16 @@ END_TEST
 START_TEST(parse_addr_forms)
 {
     config_addr_t a;
-    ck_assert_int_eq(config_parse_addr(":80", &a), 0);
+    ck_assert_int_eq(flags_parse_addr(":80", &a), 0);
     ck_assert_str_eq(a.host, "");
     ck_assert_uint_eq(a.port, 80);
-    ck_assert_int_eq(config_parse_addr("localhost:65535", &a), 0);
-    ck_assert_int_eq(config_parse_addr("[::]:1", &a), 0);
+    ck_assert_int_eq(flags_parse_addr("localhost:65535", &a), 0);
+    ck_assert_int_eq(flags_parse_addr("[::]:1", &a), 0);
     ck_assert_str_eq(a.host, "::");
-    ck_assert_int_eq(config_parse_addr("[]:1", &a), -1);
-    ck_assert_int_eq(config_parse_addr("[::1]80", &a), -1);
-    ck_assert_int_eq(config_parse_addr("host:", &a), -1);
-    ck_assert_int_eq(config_parse_addr("host:+80", &a), -1);
+    ck_assert_int_eq(flags_parse_addr("[]:1", &a), -1);
+    ck_assert_int_eq(flags_parse_addr("[::1]80", &a), -1);
+    ck_assert_int_eq(flags_parse_addr("host:", &a), -1);
+    ck_assert_int_eq(flags_parse_addr("host:+80", &a), -1);
 }
 END_TEST
 
