@@ -75,7 +75,8 @@ TEST_CMDS=(/usr/bin/python3:python3 clang-14:clang-14
 # shellcheck disable=SC2034  # used by infra/lab and infra/lib/freshroot.sh
 TEST_PY_MODULES=(locust:python3-locust locust.contrib.fasthttp:python3-locust gevent:python3-locust
                  matplotlib.pyplot:python3-matplotlib ssl:python3 ctypes:python3 crypt:python3
-                 xml.etree.ElementTree:python3 jinja2:python3-jinja2 markdown:python3-markdown)
+                 xml.etree.ElementTree:python3 jinja2:python3-jinja2 markupsafe:python3-jinja2
+                 markdown:python3-markdown)
 
 say()  { printf '%s\n' "$*"; }
 step() { printf '==> %s\n' "$*"; }

@@ -60,11 +60,21 @@ def split_entry(entry):
     return name, pkg
 
 
+def bash_array(name):
+    """The items of the array NAME of infra/lib/common.sh."""
+    script = '. "$1"; declare -n a=$2; printf "%s\\n" "${a[@]}"'
+    return subprocess.run(["bash", "-c", script, "x", COMMON, name], env={"ROOT": ROOT, "PATH": PATH},
+                          stdout=subprocess.PIPE, check=True, text=True).stdout.split()
+
+
 def option_pkgs():
-    """The packages infra/lab up adds for its options (--tls, --lb, --netns), read from infra/lab."""
+    """The packages infra/lab up adds for its options (--tls, --lb, --netns ...), read from infra/lab:
+    pkgs+=(PKG), pkgs+=("${LIST[@]}") and what lb_pkg prints."""
     with open(LAB) as f:
         text = f.read()
     pkgs = set(re.findall(r"pkgs\+=\(([a-z0-9][a-z0-9.+-]*)\)", text))
+    for name in re.findall(r'pkgs\+=\("\$\{([A-Z_]+)\[@\]\}"\)', text):
+        pkgs |= set(bash_array(name))
     m = re.search(r"^lb_pkg\(\) \{(.*)\}$", text, re.M)
     assert m, "no lb_pkg in infra/lab"
     pkgs |= set(re.findall(r"echo ([a-z0-9][a-z0-9.+-]*)", m.group(1)))
@@ -216,6 +226,59 @@ class PackageLists(unittest.TestCase):
             unlisted.append("%s (run by %s; package: %s)" % (prog, ", ".join(sorted(files)[:3]), owner or "?"))
         self.assertEqual(unlisted, [], "programs in no list of infra/lib/common.sh:\n" + "\n".join(unlisted))
 
+    def test_every_module_the_python_code_imports_is_listed(self):
+        listed = {split_entry(e)[0] for e in self.lists["TEST_PY_MODULES"]}
+        listed |= {m.split(".")[0] for m in listed}
+        unlisted = ["%s (imported by %s)" % (m, ", ".join(sorted(files)[:3]))
+                    for m, files in sorted(modules_imported().items())
+                    if m not in listed and m.split(".")[0] not in listed]
+        self.assertEqual(unlisted, [], "modules in no TEST_PY_MODULES entry of infra/lib/common.sh:\n" +
+                         "\n".join(unlisted))
+
+
+def python_files():
+    """(path, source) of every Python file of loadscripts/ and tests/ (scripts without .py too)."""
+    for top in ("loadscripts", "tests"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            for f in files:
+                path = os.path.join(dirpath, f)
+                try:
+                    with open(path, "rb") as fh:
+                        text = fh.read()
+                except OSError:
+                    continue
+                if f.endswith(".py") or text.startswith(b"#!/usr/bin/python3"):
+                    yield path, text
+
+
+def modules_imported():
+    """{module: {files}} imported by the Python code of loadscripts/ and tests/, but for the standard
+    library and the project's own modules (its .py files and packages)."""
+    local = set()
+    for top in ("loadscripts", "tests"):
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            local |= {f[:-3] for f in files if f.endswith(".py")}
+            if "__init__.py" in files:
+                local.add(os.path.basename(dirpath))
+    found = {}
+    for path, text in python_files():
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import):
+                names = [a.name for a in n.names]
+            elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
+                names = [n.module]
+            else:
+                continue
+            for m in names:
+                top = m.split(".")[0]
+                if top not in sys.stdlib_module_names and top not in local and top != "__future__":
+                    found.setdefault(m, set()).add(os.path.relpath(path, ROOT))
+    return found
+
 
 def first_name(node):
     """The string that starts an argv-like expression: ["prog", ...], prefix + ["prog", ...]."""
@@ -236,40 +299,33 @@ def programs_run():
     calls = {"run", "Popen", "check_output", "check_call", "call", "run_tool", "tool", "first_line",
              "ServerProcess", "execve"}
     found = {}
-    for top in ("loadscripts", "tests"):
-        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
-            for f in files:
-                path = os.path.join(dirpath, f)
-                try:
-                    with open(path, "rb") as fh:
-                        text = fh.read()
-                    if not (f.endswith(".py") or text.startswith(b"#!/usr/bin/python3")):
-                        continue
-                    tree = ast.parse(text)
-                except (OSError, SyntaxError, ValueError):
-                    continue
-                for n in ast.walk(tree):
-                    strong, weak = [], []
-                    if isinstance(n, ast.Call):
-                        fn = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", None)
-                        if fn == "which" and n.args and isinstance(n.args[0], ast.Constant):
-                            strong.append(n.args[0].value)
-                        elif fn == "need_tools":
-                            strong += [a.value for a in n.args[1:] if isinstance(a, ast.Constant)]
-                        elif fn in calls and n.args:
-                            strong.append(first_name(n.args[0]))
-                    elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-                        target = n.targets[0].id
-                        if target in ("argv", "cmd", "base"):
-                            weak.append(first_name(n.value))
-                        elif target == "TOOLS" and isinstance(n.value, (ast.Tuple, ast.List, ast.Dict)):
-                            elts = n.value.keys if isinstance(n.value, ast.Dict) else n.value.elts
-                            weak += [e.value for e in elts if isinstance(e, ast.Constant)]
-                    elif isinstance(n, ast.Return) and n.value is not None:
-                        weak.append(first_name(n.value))
-                    for name in strong + [w for w in weak if isinstance(w, str) and find(w)]:
-                        if isinstance(name, str) and re.match(r"^(/[\w./+-]+|[a-z][\w.+-]*)$", name):
-                            found.setdefault(name, set()).add(os.path.relpath(path, ROOT))
+    for path, text in python_files():
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for n in ast.walk(tree):
+            strong, weak = [], []
+            if isinstance(n, ast.Call):
+                fn = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", None)
+                if fn == "which" and n.args and isinstance(n.args[0], ast.Constant):
+                    strong.append(n.args[0].value)
+                elif fn == "need_tools":
+                    strong += [a.value for a in n.args[1:] if isinstance(a, ast.Constant)]
+                elif fn in calls and n.args:
+                    strong.append(first_name(n.args[0]))
+            elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                target = n.targets[0].id
+                if target in ("argv", "cmd", "base"):
+                    weak.append(first_name(n.value))
+                elif target == "TOOLS" and isinstance(n.value, (ast.Tuple, ast.List, ast.Dict)):
+                    elts = n.value.keys if isinstance(n.value, ast.Dict) else n.value.elts
+                    weak += [e.value for e in elts if isinstance(e, ast.Constant)]
+            elif isinstance(n, ast.Return) and n.value is not None:
+                weak.append(first_name(n.value))
+            for name in strong + [w for w in weak if isinstance(w, str) and find(w)]:
+                if isinstance(name, str) and re.match(r"^(/[\w./+-]+|[a-z][\w.+-]*)$", name):
+                    found.setdefault(name, set()).add(os.path.relpath(path, ROOT))
     return found
 
 
