@@ -32,6 +32,9 @@ TEST_PKGS+=(openssl)
 # report.html of steps, spray, flip and case (loadscripts/lib/htmlreport.py: a jinja2 template,
 # Markdown tables through python3-markdown) and its test in headless Chromium (test_report.py)
 TEST_PKGS+=(python3-jinja2 python3-markdown chromium)
+# infra/lab up --monitoring (infra/lib/monitoring.sh) and its test (test_monitoring.py)
+MON_PKGS=(prometheus prometheus-node-exporter prometheus-postgres-exporter prometheus-redis-exporter)
+TEST_PKGS+=("${MON_PKGS[@]}")
 
 # The programs each part runs, as CMD:PKG: CMD a name looked up on PATH (or a path that must exist),
 # PKG the package of the part's list above that brings it, itself or through its Depends (packages
@@ -47,9 +50,12 @@ LAB_CMDS=(cc:build-essential meson:meson ninja:ninja-build pkg-config:pkg-config
           "$PG_BIN/psql:postgresql-client-15" redis-server:redis-server redis-cli:redis-server  # redis-tools
           curl:curl)
 # infra/lab up's options add one package each (up --tls: openssl, --lb haproxy|nginx, --netns:
-# iproute2): the commands they bring (lab_option_cmds).
+# iproute2), --monitoring those of MON_PKGS: the commands they bring (lab_option_cmds).
 # shellcheck disable=SC2034  # used by infra/lab and infra/lib/freshroot.sh
-LAB_OPTION_CMDS=(openssl:openssl haproxy:haproxy nginx:nginx-light ip:iproute2 tc:iproute2)
+LAB_OPTION_CMDS=(openssl:openssl haproxy:haproxy nginx:nginx-light ip:iproute2 tc:iproute2
+                 prometheus:prometheus promtool:prometheus prometheus-node-exporter:prometheus-node-exporter
+                 prometheus-postgres-exporter:prometheus-postgres-exporter
+                 prometheus-redis-exporter:prometheus-redis-exporter)
 # podman's helpers: conmon, the runtime (runc), netavark (the network backend) and aardvark-dns
 # (container-name DNS) in /usr/lib/podman; debootstrap fetches with wget.
 # shellcheck disable=SC2034  # used by infra/lab and infra/lib/freshroot.sh
@@ -69,7 +75,10 @@ TEST_CMDS=(/usr/bin/python3:python3 clang-14:clang-14
            valgrind:valgrind callgrind_control:valgrind strace:strace
            ip:iproute2 tc:iproute2 ss:iproute2 sysctl:procps
            node:nodejs npm:npm docker-compose:docker-compose systemd-analyze:systemd readelf:build-essential
-           /usr/bin/chromium:chromium)
+           /usr/bin/chromium:chromium
+           prometheus:prometheus promtool:prometheus prometheus-node-exporter:prometheus-node-exporter
+           prometheus-postgres-exporter:prometheus-postgres-exporter
+           prometheus-redis-exporter:prometheus-redis-exporter)
 # The Python modules the tests and loadscripts import beyond the standard library (and the parts of
 # it Debian builds as C extensions), as MODULE:PKG, for /usr/bin/python3.
 # shellcheck disable=SC2034  # used by infra/lab and infra/lib/freshroot.sh

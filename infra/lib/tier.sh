@@ -16,9 +16,11 @@
 #   T_FRONT_HOST  T_FRONT_PORT: where clients connect
 #   T_BACK_PORT   instance I listens on 127.0.0.1:(T_BACK_PORT + I - 1) of T_NS
 #   T_DB_URL      T_REDIS_URL: what every instance uses
+#   T_PROMEX      HOST:PORT of HAProxy's Prometheus exporter (PROMEX), a frontend of its own; '' = none
+#                 (infra/lab up --monitoring, infra/lib/monitoring.sh)
 
 T_DIR='' T_LOGPFX='' T_NS='' T_CHECK_NS='' T_BIN='' T_N=0 T_LB=none T_FRONT_HOST='' T_FRONT_PORT='' T_BACK_PORT=''
-T_DB_URL='' T_REDIS_URL=''
+T_DB_URL='' T_REDIS_URL='' T_PROMEX=''
 
 # Path of the HAProxy statistics page on the front (";csv" appended gives CSV).
 LB_STATS_URI=/_lb/haproxy
@@ -28,8 +30,8 @@ tier_conf_write() {
   {
     printf 'LOGPFX=%s\nNS=%s\nCHECK_NS=%s\nBIN=%s\nN=%s\nLB=%s\n' \
       "$T_LOGPFX" "$T_NS" "$T_CHECK_NS" "$T_BIN" "$T_N" "$T_LB"
-    printf 'FRONT_HOST=%s\nFRONT_PORT=%s\nBACK_PORT=%s\nDB_URL=%s\nREDIS_URL=%s\n' \
-      "$T_FRONT_HOST" "$T_FRONT_PORT" "$T_BACK_PORT" "$T_DB_URL" "$T_REDIS_URL"
+    printf 'FRONT_HOST=%s\nFRONT_PORT=%s\nBACK_PORT=%s\nDB_URL=%s\nREDIS_URL=%s\nPROMEX=%s\n' \
+      "$T_FRONT_HOST" "$T_FRONT_PORT" "$T_BACK_PORT" "$T_DB_URL" "$T_REDIS_URL" "$T_PROMEX"
   } > "$T_DIR/tier.conf"
 }
 
@@ -37,12 +39,13 @@ tier_conf_write() {
 tier_load() {
   local k v
   T_DIR=$1
+  T_PROMEX=''
   [ -f "$T_DIR/tier.conf" ] || return 1
   while IFS='=' read -r k v; do
     case $k in
       LOGPFX) T_LOGPFX=$v ;; NS) T_NS=$v ;; CHECK_NS) T_CHECK_NS=$v ;; BIN) T_BIN=$v ;;
       N) T_N=$v ;; LB) T_LB=$v ;; FRONT_HOST) T_FRONT_HOST=$v ;; FRONT_PORT) T_FRONT_PORT=$v ;;
-      BACK_PORT) T_BACK_PORT=$v ;; DB_URL) T_DB_URL=$v ;; REDIS_URL) T_REDIS_URL=$v ;;
+      BACK_PORT) T_BACK_PORT=$v ;; DB_URL) T_DB_URL=$v ;; REDIS_URL) T_REDIS_URL=$v ;; PROMEX) T_PROMEX=$v ;;
     esac
   done < "$T_DIR/tier.conf"
   case $T_N in ''|*[!0-9]*) T_N=0 ;; esac
@@ -224,6 +227,16 @@ EOF
     for i in $(seq 1 "$T_N"); do
       printf '    server s%s %s\n' "$i" "$(tier_listen "$i")"
     done
+    if [ -n "$T_PROMEX" ]; then
+      cat <<EOF
+
+# HAProxy's own Prometheus exporter (PROMEX; infra/lab up --monitoring scrapes it)
+frontend prometheus
+    bind $T_PROMEX
+    http-request use-service prometheus-exporter if { path /metrics }
+    no log
+EOF
+    fi
   } > "$T_DIR/haproxy.cfg"
 }
 

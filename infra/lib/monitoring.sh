@@ -1,0 +1,298 @@
+# shellcheck shell=bash
+# The lab's monitoring (`infra/lab up --monitoring`): Debian's Prometheus and exporters, private to
+# the checkout, on their own loopback ports:
+#
+#   Prometheus           127.0.0.1:SUTLAB_LAB_PROM_PORT (9490): the UI and the HTTP API
+#   node exporter        127.0.0.1:PROM_PORT+1 (9491): the machine (CPU, memory, network, disks)
+#   postgres exporter    127.0.0.1:PROM_PORT+2 (9492): the lab's PostgreSQL (DATA_SOURCE_NAME)
+#   redis exporter       127.0.0.1:PROM_PORT+3 (9493): the lab's Redis
+#   HAProxy's exporter   127.0.0.1:PROM_PORT+4 (9494): PROMEX, a frontend of the lab's HAProxy
+#                        (tier.sh writes it when T_PROMEX is set), where a balancer runs
+#
+# Every sutlab instance is scraped every second; the recording rules of infra/deploy/prometheus are
+# loaded (evaluated every second too), and `promtool check config` and `check rules` must pass before
+# anything starts. Never the packages' default ports (9090, 9100, 9187, 9121), never their own
+# services: on a machine with systemd apt may have started those; ours neither use nor collide
+# with them.
+#
+# State in var/monitoring/: prometheus.yml and sutlab-rules.yml (written at every `up` from the
+# running lab), data/ (the TSDB, kept by `down`), PROG.pid; logs in var/log/monitoring-PROG.log.
+# Sourced by infra/lab after common.sh and tier.sh; uses its VAR, LOGDIR, LAB_PORT, BACKEND_PORT,
+# DB_URL, REDIS_URL. Nothing here runs on its own.
+
+MON_DIR=$VAR/monitoring
+MON_PORT=${SUTLAB_LAB_PROM_PORT:-9490}
+case $MON_PORT in ''|*[!0-9]*) die "SUTLAB_LAB_PROM_PORT must be a port number, got '$MON_PORT'" ;; esac
+[ "$MON_PORT" -le 65531 ] || die "SUTLAB_LAB_PROM_PORT=$MON_PORT leaves no room for the exporters' four ports after it"
+MON_NODE_PORT=$((MON_PORT + 1))
+MON_PG_PORT=$((MON_PORT + 2))
+MON_REDIS_PORT=$((MON_PORT + 3))
+# shellcheck disable=SC2034  # used by infra/lab (scale_tier: T_PROMEX)
+MON_HAPROXY_PORT=$((MON_PORT + 4))
+# The programs (started in this order; stopped in the reverse one).
+MON_PROGS=(node-exporter postgres-exporter redis-exporter prometheus)
+MON_RULES_SRC=$ROOT/infra/deploy/prometheus/sutlab-rules.yml
+
+# mon_port PROG: the port PROG listens on.
+mon_port() {
+  case $1 in
+    prometheus) echo "$MON_PORT" ;;
+    node-exporter) echo "$MON_NODE_PORT" ;;
+    postgres-exporter) echo "$MON_PG_PORT" ;;
+    redis-exporter) echo "$MON_REDIS_PORT" ;;
+  esac
+}
+
+# mon_listen_arg PROG: the argv entry that names our listener (how our processes are told apart).
+mon_listen_arg() { printf -- '--web.listen-address=127.0.0.1:%s\n' "$(mon_port "$1")"; }
+
+# mon_pid PROG: pid of our PROG (the pid file's process, with our listener in its argv), if it runs.
+mon_pid() {
+  local pid
+  pid=$(read_pidfile "$MON_DIR/$1.pid") || return 1
+  if pid_alive "$pid" && proc_has_arg "$pid" "$(mon_listen_arg "$1")"; then
+    printf '%s\n' "$pid"
+    return 0
+  fi
+  return 1
+}
+
+# mon_running: any program of the monitoring runs.
+mon_running() {
+  local p
+  for p in "${MON_PROGS[@]}"; do
+    mon_pid "$p" >/dev/null && return 0
+  done
+  return 1
+}
+
+mon_url() { printf 'http://127.0.0.1:%s\n' "$MON_PORT"; }
+
+# mon_dsn URL: a PostgreSQL URL for the exporter (lib/pq): sslmode=disable unless the URL says one.
+mon_dsn() {
+  case $1 in
+    *sslmode=*) printf '%s\n' "$1" ;;
+    *\?*) printf '%s&sslmode=disable\n' "$1" ;;
+    *) printf '%s?sslmode=disable\n' "$1" ;;
+  esac
+}
+
+# mon_redis_addr URL: redis://HOST:PORT for the exporter (a path or a query dropped).
+mon_redis_addr() {
+  local u=${1#redis://}
+  u=${u%%/*}
+  u=${u%%\?*}
+  printf 'redis://%s\n' "$u"
+}
+
+# mon_sutlab_targets: the lab's sutlab instances, "HOST:PORT TIER" per line, and (with HAProxy) the
+# line "HAPROXY HOST:PORT", from what runs now (the scaled tier of var/scale, else the single one).
+mon_sutlab_targets() {
+  local i port
+  if tier_load "$VAR/scale"; then
+    for i in $(seq 1 "$T_N"); do
+      printf '%s scaled\n' "$(tier_listen "$i")"
+    done
+    if [ "$T_LB" = haproxy ] && [ -n "${T_PROMEX:-}" ]; then
+      printf 'HAPROXY %s\n' "$T_PROMEX"
+    fi
+  else
+    port=$(cat "$SUTLAB_PORT_FILE" 2>/dev/null || echo "$LAB_PORT")
+    printf '127.0.0.1:%s single\n' "$port"
+  fi
+}
+
+# mon_write_config: var/monitoring/prometheus.yml for the running lab, and the rules beside it
+# (the group's interval set to 1 s: evaluated as often as the scrapes come).
+mon_write_config() {
+  local target tier haproxy='' single='' scaled=''
+  mkdir -p "$MON_DIR/data"
+  sed -E 's/^( *interval:).*/\1 1s/' "$MON_RULES_SRC" > "$MON_DIR/sutlab-rules.yml"
+  while read -r target tier; do
+    case $target in
+      HAPROXY) haproxy=$tier ;;
+      *) if [ "$tier" = single ]; then single+="\"$target\", "; else scaled+="\"$target\", "; fi ;;
+    esac
+  done < <(mon_sutlab_targets)
+  {
+    cat <<EOF
+# written by infra/lab up --monitoring (rewritten at every up) for the lab that runs now
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+  external_labels:
+    lab: sutlab
+
+rule_files:
+  - sutlab-rules.yml
+
+scrape_configs:
+  - job_name: sutlab
+    metrics_path: /metrics
+    static_configs:
+EOF
+    if [ -n "$single" ]; then
+      printf '      - targets: [%s]\n        labels:\n          tier: single\n' "${single%, }"
+    fi
+    if [ -n "$scaled" ]; then
+      printf '      - targets: [%s]\n        labels:\n          tier: scaled\n' "${scaled%, }"
+    fi
+    if [ -n "$haproxy" ]; then
+      printf '  - job_name: haproxy\n    static_configs:\n      - targets: ["%s"]\n' "$haproxy"
+    fi
+    cat <<EOF
+  - job_name: node
+    static_configs:
+      - targets: ["127.0.0.1:$MON_NODE_PORT"]
+  - job_name: postgres
+    static_configs:
+      - targets: ["127.0.0.1:$MON_PG_PORT"]
+  - job_name: redis
+    static_configs:
+      - targets: ["127.0.0.1:$MON_REDIS_PORT"]
+  - job_name: prometheus
+    static_configs:
+      - targets: ["127.0.0.1:$MON_PORT"]
+EOF
+  } > "$MON_DIR/prometheus.yml"
+}
+
+# mon_check: promtool on the config and the rules; a failure stops `up` with promtool's lines.
+mon_check() {
+  local out
+  out=$(promtool check config "$MON_DIR/prometheus.yml" 2>&1) ||
+    die "promtool check config $MON_DIR/prometheus.yml failed: $(printf '%s' "$out" | tail -n 5 | paste -sd ' ')"
+  out=$(promtool check rules "$MON_DIR/sutlab-rules.yml" 2>&1) ||
+    die "promtool check rules $MON_DIR/sutlab-rules.yml failed: $(printf '%s' "$out" | tail -n 5 | paste -sd ' ')"
+}
+
+# mon_start PROG: start PROG in the background (its own session), wait until it answers.
+mon_start() {
+  local prog=$1 port log pid deadline path=/metrics
+  port=$(mon_port "$prog")
+  log=$LOGDIR/monitoring-$prog.log
+  mkdir -p "$LOGDIR" "$MON_DIR"
+  if port_in_use "$port"; then
+    die "port $port (for $prog) is already in use by another program: set SUTLAB_LAB_PROM_PORT (Prometheus; the exporters use the four ports after it)"
+  fi
+  set -- "$(mon_listen_arg "$prog")"
+  case $prog in
+    prometheus)
+      path=/-/ready
+      set -- prometheus --config.file="$MON_DIR/prometheus.yml" --storage.tsdb.path="$MON_DIR/data" \
+        --storage.tsdb.retention.time=30d "$@" ;;
+    node-exporter) set -- prometheus-node-exporter "$@" ;;
+    postgres-exporter) set -- prometheus-postgres-exporter "$@" ;;
+    redis-exporter) set -- prometheus-redis-exporter --redis.addr="$(mon_redis_addr "$REDIS_URL")" "$@" ;;
+  esac
+  printf '\n===== %s infra/lab: %s\n' "$(date '+%F %T')" "$*" >> "$log"
+  step "starting $prog on 127.0.0.1:$port"
+  (
+    for v in $(compgen -e); do
+      case $v in SUTLAB_*) unset "$v" ;; esac
+    done
+    cd "$MON_DIR" || exit 1
+    if [ "$prog" = postgres-exporter ]; then
+      DATA_SOURCE_NAME=$(mon_dsn "$DB_URL")
+      export DATA_SOURCE_NAME
+    fi
+    exec setsid "$@"
+  ) </dev/null >>"$log" 2>&1 &
+  pid=$!
+  printf '%s\n' "$pid" > "$MON_DIR/$prog.pid"
+  deadline=$((SECONDS + 30))
+  while :; do
+    if ! pid_alive "$pid"; then
+      rm -f "$MON_DIR/$prog.pid"
+      say "$prog exited during start-up; last lines of $log:"
+      tail -n 20 "$log"
+      return 1
+    fi
+    curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$port$path" 2>/dev/null && return 0
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      say "$prog did not answer on 127.0.0.1:$port within 30 s; last lines of $log:"
+      tail -n 20 "$log"
+      mon_stop "$prog"
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+mon_stop() {
+  local pid
+  if pid=$(mon_pid "$1"); then
+    step "stopping $1 (pid $pid)"
+    stop_pid "$pid" 15
+  fi
+  rm -f "$MON_DIR/$1.pid"
+}
+
+# mon_down: stop every program of the monitoring (the data stays in var/monitoring/data).
+mon_down() {
+  local i
+  for ((i = ${#MON_PROGS[@]} - 1; i >= 0; i--)); do
+    mon_stop "${MON_PROGS[i]}"
+  done
+}
+
+# mon_targets_view: "JOB INSTANCE HEALTH [LAST ERROR]" per active target, from Prometheus's API.
+mon_targets_view() {
+  curl -fsS --max-time 3 "$(mon_url)/api/v1/targets?state=active" 2>/dev/null |
+    /usr/bin/python3 -c '
+import json, sys
+for t in sorted(json.load(sys.stdin)["data"]["activeTargets"], key=lambda t: (t["labels"]["job"], t["labels"]["instance"])):
+    print(t["labels"]["job"], t["labels"]["instance"], t["health"], t.get("lastError") or "")
+' 2>/dev/null || true
+}
+
+# mon_wait_targets SECONDS: until every target is up (1 if some is not by then).
+mon_wait_targets() {
+  local deadline=$((SECONDS + $1)) view
+  while :; do
+    view=$(mon_targets_view)
+    if [ -n "$view" ] && ! printf '%s\n' "$view" | awk '$3 != "up" { bad = 1 } END { exit !bad }'; then
+      return 0
+    fi
+    [ "$SECONDS" -lt "$deadline" ] || return 1
+    sleep 0.5
+  done
+}
+
+# mon_up: (re)start the monitoring for the lab that runs now, print its URL and targets.
+mon_up() {
+  local p
+  command -v prometheus >/dev/null || die "prometheus is not installed (infra/lab up --monitoring installs it)"
+  mon_down
+  mon_write_config
+  mon_check
+  for p in "${MON_PROGS[@]}"; do
+    mon_start "$p" || { mon_down; die "the monitoring did not start (logs: $LOGDIR/monitoring-*.log)"; }
+  done
+  mon_wait_targets 15 || warn "not every target is up yet (infra/lab status shows them)"
+  say ""
+  say "Prometheus: $(mon_url)   (targets: $(mon_url)/targets, graph: $(mon_url)/graph)"
+  say "  e.g. sum(rate(http_requests_total[10s])), sutlab:http_requests:rate1m; every target scraped each second"
+  mon_status "  "
+}
+
+# mon_status INDENT: the programs, and each target's health as Prometheus sees it.
+mon_status() {
+  local ind=${1:-} p pid job inst health err
+  if ! mon_running; then
+    [ -d "$MON_DIR/data" ] && say "${ind}monitoring  stopped  (Prometheus data kept in $MON_DIR/data)"
+    return 0
+  fi
+  for p in "${MON_PROGS[@]}"; do
+    if pid=$(mon_pid "$p"); then
+      say "${ind}$(printf '%-18s' "$p") running  pid $pid  http://127.0.0.1:$(mon_port "$p")"
+    else
+      say "${ind}$(printf '%-18s' "$p") stopped  port $(mon_port "$p")"
+    fi
+  done
+  while read -r job inst health err; do
+    [ -n "$job" ] || continue
+    say "${ind}  target $(printf '%-10s %-22s' "$job" "$inst") $health${err:+  ($err)}"
+  done < <(mon_targets_view)
+}
