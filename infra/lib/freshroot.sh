@@ -385,10 +385,11 @@ fr_stage() {
         SUTLAB_LAB_CONTAINER_PORT="$FR_CONTAINER_PORT" || rc=$? ;;
     test)
       fr_in_root "$log" "$FR_STAGE_TEST" CI=true || rc=$?
-      # the meson logs, for after the root is gone
+      # the meson logs and the lab's logs (image builds), for after the root is gone
       for p in "$FR_ROOTFS$FR_CLONE"/build-*/meson-logs; do
         [ -d "$p" ] && mkdir -p "$FR_DIR/meson-logs" && cp -r "$p" "$FR_DIR/meson-logs/$(basename "$(dirname "$p")")"
       done
+      [ -d "$FR_ROOTFS$FR_CLONE/var/log" ] && cp -r "$FR_ROOTFS$FR_CLONE/var/log" "$FR_DIR/lab-log"
       p=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
       fr_say "test: ${p:-no \"N passed, M failed\" line (see the log)}"
       [ -n "$p" ] || rc=1 ;;
