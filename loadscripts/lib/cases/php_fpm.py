@@ -40,7 +40,9 @@ INVENTED = """\
 - the second web server: `infra/lab up --instances 2 --lb haproxy` (HAProxy, not an ALB; ab, not
   Locust; 2, 4 and 8 clients, not 8 and 16 users), each instance pinned to a core of its own,
   against one instance behind the same HAProxy. Two CPU-bound instances on two cores give about 2x
-  whatever else happens, so the ratio is set by the pinning and shown, not counted;
+  by construction on a quiet machine (less the CPU HAProxy and ab take from them), and less when
+  other work shares the cores: the ratio measures the pinning and the machine, not scale-out, so it
+  is shown, not counted;
 - `show_articles` (GET /api/articles/<random slug>, one query): 130 rps at 92 % of a core sets
   about 7 ms of CPU per request, `--app-cpu-us 7000`; 2 children at 55 rps (36 ms a request each)
   set the rest, ~29 ms spent waiting on the write-up's remote database, `--db-latency-ms 29` (the
