@@ -34,7 +34,9 @@ INVENTED = """\
   21 rps at 99 % CPU implies 47.6 ms of CPU per request on one core: `--app-cpu-us 47600`; OPcache
   as a tenth of it, `--app-cpu-us 4760`. So 21 rps and OPcache's 10x are set by the knob, not
   measured;
-- sync workers for php-fpm children (`--db-mode sync`); ab on the other core at 2, 4 and 8 clients;
+- sync workers for php-fpm children (`--db-mode sync`); ab on the other core at 2, 4 and 8 clients.
+  With 47.6 ms of CPU a request the web tier is the limit by construction: its tier check (000
+  L63-L64) fails only when the load tool or other work on the machine limits instead;
   4 CPU-only workers on the core 2 already fill cannot do better: "4 children / 2" is set by the
   set-up and shown, not counted;
 - the second web server: `infra/lab up --instances 2 --lb haproxy` (HAProxy, not an ALB; ab, not
