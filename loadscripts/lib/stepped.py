@@ -31,8 +31,13 @@ class Step:
                                      preexec_fn=procs.die_with_parent, start_new_session=True)
 
     def wait(self, timeout):
+        """(exit status, output); status None when the tool outlived `timeout` seconds and was
+        killed (ab opening 20,000 sockets on a busy machine took over a minute)."""
+        timed_out = False
         try:
             self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
@@ -43,7 +48,7 @@ class Step:
                 pass
             self.log.close()
         with open(self.log_path, errors="replace") as f:
-            return self.proc.returncode, f.read()
+            return None if timed_out else self.proc.returncode, f.read()
 
 
 def web_scraper(url):
@@ -80,9 +85,13 @@ def run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker=None
         except subprocess.TimeoutExpired:
             pass
     usage, signals = sampler.stop()
-    code, output = step.wait(seconds + load.timeout + 60)
+    limit = seconds + load.timeout + 60
+    code, output = step.wait(limit)
     row = {"level": level, "tiers": usage}
     row.update(signals)
+    if code is None:
+        row.update(failed=True, error="%s did not finish within %d s: killed (%s)" % (load.tool, limit, step.log_path))
+        return row
     if code != 0:
         row.update(failed=True, error="%s exited with status %s (%s)" % (load.tool, code, step.log_path))
         return row

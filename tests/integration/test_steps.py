@@ -244,11 +244,14 @@ class Refusals(unittest.TestCase):
             p = steps(["--url", "http://127.0.0.1:%d" % srv.port, "--web-pid", str(srv.proc.pid), "--out", out,
                        "--tool", "ab", "--levels", "2,30000", "--duration", "2", "--warmup", "0"])
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
         with open(os.path.join(out, "steps.csv"), newline="") as f:
             rows = list(csv.DictReader(f))
         self.assertEqual([r["failed"] for r in rows], ["0", "1"])
         self.assertGreater(float(rows[0]["rps"]), 0)
-        self.assertIn("failed: ab exited", p.stdout)
+        # ab stops at its descriptor limit; on a busy machine opening them took over the step's
+        # bound once: killed then, and the row says so
+        self.assertRegex(p.stdout, r"failed: ab (exited with status|did not finish within \d+ s)")
 
 
 if __name__ == "__main__":
