@@ -181,7 +181,7 @@ class Monitoring(unittest.TestCase):
             self.assertIn("scrape_interval: 1s", f.read())
 
         out_dir = os.path.join(self.var, "steps")
-        duration = 6
+        duration = 10
         run = subprocess.run([STEPS, "--tool", "wrk", "--levels", "8", "--duration", str(duration), "--warmup", "1",
                               "--url", "http://127.0.0.1:%d" % self.front, "--lab-var", self.var, "--out", out_dir],
                              env=self.env, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
