@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apps/board/board_internal.h"
+#include "apps/board/shapes.h"
 #include "apps/common/app.h"
 #include "fuzz_check.h"
 

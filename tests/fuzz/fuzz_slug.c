@@ -1,6 +1,6 @@
 /*
  * fuzz_slug: the slug prefix of an article title (board_slug_prefix in
- * servers/apps/board/board.c), written into a 128-byte stack buffer from any title a client
+ * servers/apps/board/shapes.c), written into a 128-byte stack buffer from any title a client
  * sends. Checked against docs/board-api.md's rule, implemented here independently: lower-case,
  * runs of anything but a-z0-9 become one '-', trimmed, at most 100 characters never ending in
  * '-', then the trailing '-' the suffix follows ("article-" if nothing is left).
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apps/board/board_internal.h"
+#include "apps/board/shapes.h"
 
 static int alnum(unsigned char c)
 {

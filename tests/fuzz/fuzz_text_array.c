@@ -1,6 +1,6 @@
 /*
  * fuzz_text_array: the PostgreSQL text[] literal the board builds from a client's tagList
- * (board_text_array in servers/apps/board/board.c). Checked: the result fits the capacity or
+ * (board_text_array in servers/apps/board/shapes.c). Checked: the result fits the capacity or
  * the call says -1 exactly when the literal would not fit; a literal that fits decodes back
  * (PostgreSQL's array-literal rules: quoted elements, backslash escapes) to the same strings,
  * so no tag can break out of its element whatever quotes, backslashes, braces or commas it holds.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apps/board/board_internal.h"
+#include "apps/board/shapes.h"
 #include "fuzz_check.h"
 
 #define MAX_ITEMS 64

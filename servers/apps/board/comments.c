@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "apps/board/board_internal.h"
+#include "apps/board/shapes.h"
 #include "apps/common/app.h"
 #include "apps/common/auth.h"
 #include "core/respond.h"
@@ -37,7 +38,7 @@ static pg_statement_t stmt_owner = {
     "board_comment_author",
     "SELECT c.author_id FROM articles a LEFT JOIN comments c ON c.article_id = a.id AND c.id = $1 WHERE a.slug = $2",
     2, 0, NULL, "DELETE /api/articles/:slug/comments/:id (refused)"};
-/* byte order, as in every tagList (board_internal.h) */
+/* byte order, as in every tagList (apps/board/shapes.h) */
 static pg_statement_t stmt_tags = {"board_tags", "SELECT name FROM tags ORDER BY name COLLATE \"C\"", 0, 0, NULL,
     "GET /api/tags"};
 

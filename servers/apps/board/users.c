@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "apps/board/board_internal.h"
+#include "apps/board/shapes.h"
 #include "apps/common/app.h"
 #include "apps/common/auth.h"
 #include "apps/common/password.h"
