@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "core/request.h"
+#include "core/respond.h"
 
 enum { WATCH_OFF, WATCH_HEAD, WATCH_BODY };
 
@@ -19,7 +19,7 @@ enum { NEXT_NOTHING_HELD, NEXT_HEAD, NEXT_BODY, NEXT_OVER, NEXT_OFF };
  * 413 at the client. Plain TCP only, as is every watched connection. */
 static void send_413(bodycap_set_t *set, h2o_socket_t *sock)
 {
-    const char *json = request_error_json(413);
+    const char *json = respond_error_json(413);
     h2o_mem_pool_t pool; /* holds the date string's reference */
     h2o_timestamp_t ts;
     char out[512], sink[4096];
@@ -31,7 +31,7 @@ static void send_413(bodycap_set_t *set, h2o_socket_t *sock)
                    "HTTP/1.1 413 Payload Too Large\r\nDate: %s\r\nServer: %s\r\nConnection: close\r\n"
                    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
                    "Server-Timing: db;dur=0.000, cache;dur=0.000, app;dur=0.000\r\n\r\n%s",
-                   ts.str->rfc1123, request_server_name, strlen(json), json);
+                   ts.str->rfc1123, respond_server_name, strlen(json), json);
     h2o_mem_clear_pool(&pool);
     if (fd == -1 || len <= 0 || (size_t)len >= sizeof(out))
         return;

@@ -1,13 +1,7 @@
 /*
- * request: sutlab's per-request state and the two h2o hooks that see every
- * response, whoever produced it (a route handler, libh2o's file handler, or
- * libh2o itself rejecting a malformed or oversized request):
- *
- *   - a response filter that adds Server-Timing, enforces close mode
- *     (--keepalive-timeout 0) and turns libh2o's plain-text error bodies
- *     into the JSON error format;
- *   - a logger that, once the response is sent, counts it in the metrics
- *     and writes the access/verbose log line.
+ * request: sutlab's per-request state, and the handles that let a late
+ * database or cache callback find out whether its request is still there.
+ * The hooks that see every response read it (core/hooks.h).
  *
  * request_t lives in the h2o request's memory pool, so it is freed with the
  * request. It is linked into the request as an h2o prefilter, which is the
@@ -69,18 +63,5 @@ uint64_t request_now_ns(void);
 /* The state attached to req, or NULL (e.g. libh2o rejected the request
  * before any handler ran). */
 request_t *request_of(h2o_req_t *req);
-
-/* Registers the response filter and the completion logger on a path
- * configuration. Call for every pathconf, including the host's fallback. */
-void request_hooks_register(h2o_pathconf_t *pathconf);
-
-/* The JSON error body libh2o's own text errors are replaced with, for a
- * status. Exposed for tests. Returns a static string. */
-const char *request_error_json(int status);
-
-/* The Server header's value. The response filter adds it to every response
- * (libh2o's own, from globalconf.server_name, is left empty: it costs a
- * sprintf per response, ~13 % of a trivial response's instructions). */
-extern const char request_server_name[];
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "build_config.h"
 #include "core/request.h"
 
 const char *respond_reason(int status)
@@ -87,3 +88,31 @@ void respond_error(h2o_req_t *req, int status, const char *field, const char *me
     respond_format_error(buf, len + 1, field, message);
     respond_send_pooled(req, status, "application/json", h2o_iovec_init(buf, len));
 }
+
+const char *respond_error_json(int status)
+{
+    switch (status) {
+    case 400:
+        return "{\"errors\":{\"request\":[\"malformed request\"]}}";
+    case 403:
+        return "{\"errors\":{\"path\":[\"access forbidden\"]}}";
+    case 404:
+        return "{\"errors\":{\"route\":[\"not found\"]}}";
+    case 405:
+        return "{\"errors\":{\"method\":[\"method not allowed\"]}}";
+    case 413:
+        return "{\"errors\":{\"body\":[\"request body too large (limit 1 MiB)\"]}}";
+    case 416:
+        return "{\"errors\":{\"range\":[\"range not satisfiable\"]}}";
+    case 417:
+        return "{\"errors\":{\"expect\":[\"expectation failed\"]}}";
+    case 503:
+        return "{\"errors\":{\"server\":[\"service unavailable, retry later\"]}}";
+    default:
+        return status < 500 ? "{\"errors\":{\"request\":[\"request rejected\"]}}"
+                            : "{\"errors\":{\"server\":[\"internal error\"]}}";
+    }
+}
+
+const char respond_server_name[] = "sutlab/" SUTLAB_VERSION;
+const size_t respond_server_name_len = sizeof(respond_server_name) - 1;

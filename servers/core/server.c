@@ -17,6 +17,7 @@
 #include "core/compress.h"
 #include "core/cpuburn.h"
 #include "core/docroot.h"
+#include "core/hooks.h"
 #include "core/rawreq.h"
 #include "core/readpark.h"
 #include "core/respond.h"
@@ -450,7 +451,7 @@ static int configure_paths(server_t *s, char *err, size_t errlen)
         return -1;
     }
     pathconf = h2o_config_register_path(s->hostconf, "/", 0);
-    request_hooks_register(pathconf);
+    hooks_register(pathconf);
     if (s->cfg->gzip)
         compress_register(pathconf);
     register_dispatch(s, pathconf, 0);
@@ -460,14 +461,14 @@ static int configure_paths(server_t *s, char *err, size_t errlen)
         return -1;
     }
     register_fallback(pathconf);
-    request_hooks_register(&s->hostconf->fallback_path);
+    hooks_register(&s->hostconf->fallback_path);
 
     if (s->metrics_hostconf != NULL) {
         pathconf = h2o_config_register_path(s->metrics_hostconf, "/", 0);
-        request_hooks_register(pathconf);
+        hooks_register(pathconf);
         register_dispatch(s, pathconf, 1);
         register_fallback(pathconf);
-        request_hooks_register(&s->metrics_hostconf->fallback_path);
+        hooks_register(&s->metrics_hostconf->fallback_path);
     }
     return 0;
 }

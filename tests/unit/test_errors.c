@@ -51,10 +51,10 @@ END_TEST
 START_TEST(replacement_bodies_for_every_error_status)
 {
     for (int status = 400; status < 600; status++)
-        assert_error_shape(request_error_json(status), NULL);
-    assert_error_shape(request_error_json(404), "route");
-    assert_error_shape(request_error_json(405), "method");
-    assert_error_shape(request_error_json(413), "body");
+        assert_error_shape(respond_error_json(status), NULL);
+    assert_error_shape(respond_error_json(404), "route");
+    assert_error_shape(respond_error_json(405), "method");
+    assert_error_shape(respond_error_json(413), "body");
 }
 END_TEST
 
