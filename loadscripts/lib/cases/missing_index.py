@@ -34,7 +34,7 @@ INVENTED = """\
   index serves the scenario's index page (6 of its 20 task weights), the page the write-up's
   fixes were about; it was the one index whose drop stood clear of the noise when this case
   dropped each index in turn (2026-12-01), which is why it, and no other, is named;
-- alternated rounds: ROUNDS pairs, the order inside a pair switching each round (with, without;
+- alternated rounds: three pairs (ROUNDS), the order inside a pair switching each round (with, without;
   without, with; ...), each ratio against its own pair's baseline; a figure is the median over the
   rounds, and the direction must hold in every round (the worst one is shown);
 - the scenario: sutlab's (`--scenario blog`: index 6, read 6, like 3, comment 2, post 1, profile 2;
