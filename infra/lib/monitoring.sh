@@ -9,6 +9,13 @@
 #   HAProxy's exporter   127.0.0.1:PROM_PORT+4 (9494): PROMEX, a frontend of the lab's HAProxy
 #                        (tier.sh writes it when T_PROMEX is set), where a balancer runs
 #
+# The netns lab (`up --netns --monitoring`): Prometheus and the node exporter run here, in the root
+# namespace (the UI is where a browser is); the PostgreSQL and Redis exporters run in the db
+# namespace beside what they watch, HAProxy's exporter in the web one; nsrelay.py (one process,
+# pid file nsrelay.pid) joins 127.0.0.1:PORT here to each of them and to every sutlab instance
+# (127.0.0.1:PROM_PORT+5.. for instances 1..N), and each target keeps its namespace's address as
+# its `instance` label (e.g. sutlab-web/127.0.0.1:8081).
+#
 # Every sutlab instance is scraped every second; the recording rules of infra/deploy/prometheus are
 # loaded (evaluated every second too), and `promtool check config` and `check rules` must pass before
 # anything starts. Never the packages' default ports (9090, 9100, 9187, 9121), never their own
@@ -29,8 +36,11 @@ MON_PG_PORT=$((MON_PORT + 2))
 MON_REDIS_PORT=$((MON_PORT + 3))
 # shellcheck disable=SC2034  # used by infra/lab (scale_tier: T_PROMEX)
 MON_HAPROXY_PORT=$((MON_PORT + 4))
-# The programs (started in this order; stopped in the reverse one).
-MON_PROGS=(node-exporter postgres-exporter redis-exporter prometheus)
+# The programs (started in this order; stopped in the reverse one; nsrelay with --netns only).
+MON_PROGS=(node-exporter postgres-exporter redis-exporter nsrelay prometheus)
+MON_RELAY=$ROOT/infra/lib/nsrelay.py
+# Set by mon_up for the netns lab: the namespace the PostgreSQL and Redis exporters run in.
+MON_NS=''
 MON_RULES_SRC=$ROOT/infra/deploy/prometheus/sutlab-rules.yml
 
 # mon_port PROG: the port PROG listens on.
@@ -44,7 +54,10 @@ mon_port() {
 }
 
 # mon_listen_arg PROG: the argv entry that names our listener (how our processes are told apart).
-mon_listen_arg() { printf -- '--web.listen-address=127.0.0.1:%s\n' "$(mon_port "$1")"; }
+mon_listen_arg() {
+  if [ "$1" = nsrelay ]; then printf '%s\n' "$MON_RELAY"; return 0; fi
+  printf -- '--web.listen-address=127.0.0.1:%s\n' "$(mon_port "$1")"
+}
 
 # mon_pid PROG: pid of our PROG (the pid file's process, with our listener in its argv), if it runs.
 mon_pid() {
@@ -85,76 +98,79 @@ mon_redis_addr() {
   printf 'redis://%s\n' "$u"
 }
 
-# mon_sutlab_targets: the lab's sutlab instances, "HOST:PORT TIER" per line, and (with HAProxy) the
-# line "HAPROXY HOST:PORT", from what runs now (the scaled tier of var/scale, else the single one).
-mon_sutlab_targets() {
-  local i port
-  if tier_load "$VAR/scale"; then
+# mon_targets MODE: what Prometheus scrapes, one "JOB ADDRESS INSTANCE TIER RELAY" line each
+# (INSTANCE: the label to show, - for ADDRESS itself; TIER: the sutlab target's tier label, or -;
+# RELAY: NAMESPACE:HOST:PORT that nsrelay joins ADDRESS to, or -). MODE process: the running
+# process lab (the scaled tier of var/scale, else the single sutlab); netns: the netns lab.
+mon_targets() {
+  local i port listen
+  if [ "$1" = netns ]; then
+    tier_load "$NS_DIR/web" || return 0
     for i in $(seq 1 "$T_N"); do
-      printf '%s scaled\n' "$(tier_listen "$i")"
+      port=$((MON_PORT + 4 + i))
+      listen=$(tier_listen "$i")
+      printf 'sutlab 127.0.0.1:%s %s/%s netns %s:%s\n' "$port" "$T_NS" "$listen" "$T_NS" "$listen"
     done
-    if [ "$T_LB" = haproxy ] && [ -n "${T_PROMEX:-}" ]; then
-      printf 'HAPROXY %s\n' "$T_PROMEX"
+    if [ "$T_LB" = haproxy ] && [ -n "$T_PROMEX" ]; then
+      printf 'haproxy 127.0.0.1:%s %s/%s - %s:%s\n' "$MON_HAPROXY_PORT" "$T_NS" "$T_PROMEX" "$T_NS" "$T_PROMEX"
     fi
+    printf 'node 127.0.0.1:%s - - -\n' "$MON_NODE_PORT"
+    for port in "$MON_PG_PORT:postgres" "$MON_REDIS_PORT:redis"; do
+      printf '%s 127.0.0.1:%s %s/127.0.0.1:%s - %s:127.0.0.1:%s\n' "${port#*:}" "${port%%:*}" "$NS_DB" "${port%%:*}" \
+        "$NS_DB" "${port%%:*}"
+    done
   else
-    port=$(cat "$SUTLAB_PORT_FILE" 2>/dev/null || echo "$LAB_PORT")
-    printf '127.0.0.1:%s single\n' "$port"
+    if tier_load "$VAR/scale"; then
+      for i in $(seq 1 "$T_N"); do
+        printf 'sutlab %s - scaled -\n' "$(tier_listen "$i")"
+      done
+      if [ "$T_LB" = haproxy ] && [ -n "$T_PROMEX" ]; then
+        printf 'haproxy %s - - -\n' "$T_PROMEX"
+      fi
+    else
+      port=$(cat "$SUTLAB_PORT_FILE" 2>/dev/null || echo "$LAB_PORT")
+      printf 'sutlab 127.0.0.1:%s - single -\n' "$port"
+    fi
+    printf 'node 127.0.0.1:%s - - -\npostgres 127.0.0.1:%s - - -\nredis 127.0.0.1:%s - - -\n' \
+      "$MON_NODE_PORT" "$MON_PG_PORT" "$MON_REDIS_PORT"
   fi
+  printf 'prometheus 127.0.0.1:%s - - -\n' "$MON_PORT"
 }
 
-# mon_write_config: var/monitoring/prometheus.yml for the running lab, and the rules beside it
-# (the group's interval set to 1 s: evaluated as often as the scrapes come).
+# mon_write_config MODE: var/monitoring/prometheus.yml for the running lab (mon_targets), targets.txt
+# (mon_targets' lines) and the rules beside it (the group's interval set to 1 s: evaluated as often
+# as the scrapes come).
 mon_write_config() {
-  local target tier haproxy='' single='' scaled=''
+  local job addr inst tier relay j
   mkdir -p "$MON_DIR/data"
   sed -E 's/^( *interval:).*/\1 1s/' "$MON_RULES_SRC" > "$MON_DIR/sutlab-rules.yml"
-  while read -r target tier; do
-    case $target in
-      HAPROXY) haproxy=$tier ;;
-      *) if [ "$tier" = single ]; then single+="\"$target\", "; else scaled+="\"$target\", "; fi ;;
-    esac
-  done < <(mon_sutlab_targets)
+  mon_targets "$1" > "$MON_DIR/targets.txt"
   {
     cat <<EOF
-# written by infra/lab up --monitoring (rewritten at every up) for the lab that runs now
+# written by infra/lab up --monitoring (rewritten at every up) for the lab that runs now ($1)
 global:
   scrape_interval: 1s
   scrape_timeout: 1s
   evaluation_interval: 1s
-  external_labels:
-    lab: sutlab
 
 rule_files:
   - sutlab-rules.yml
 
 scrape_configs:
-  - job_name: sutlab
-    metrics_path: /metrics
-    static_configs:
 EOF
-    if [ -n "$single" ]; then
-      printf '      - targets: [%s]\n        labels:\n          tier: single\n' "${single%, }"
-    fi
-    if [ -n "$scaled" ]; then
-      printf '      - targets: [%s]\n        labels:\n          tier: scaled\n' "${scaled%, }"
-    fi
-    if [ -n "$haproxy" ]; then
-      printf '  - job_name: haproxy\n    static_configs:\n      - targets: ["%s"]\n' "$haproxy"
-    fi
-    cat <<EOF
-  - job_name: node
-    static_configs:
-      - targets: ["127.0.0.1:$MON_NODE_PORT"]
-  - job_name: postgres
-    static_configs:
-      - targets: ["127.0.0.1:$MON_PG_PORT"]
-  - job_name: redis
-    static_configs:
-      - targets: ["127.0.0.1:$MON_REDIS_PORT"]
-  - job_name: prometheus
-    static_configs:
-      - targets: ["127.0.0.1:$MON_PORT"]
-EOF
+    for j in sutlab haproxy node postgres redis prometheus; do
+      grep -q "^$j " "$MON_DIR/targets.txt" || continue
+      printf '  - job_name: %s\n    metrics_path: /metrics\n    static_configs:\n' "$j"
+      while read -r job addr inst tier relay; do
+        [ "$job" = "$j" ] || continue
+        printf '      - targets: ["%s"]\n' "$addr"
+        if [ "$inst" != - ] || [ "$tier" != - ]; then
+          printf '        labels:\n'
+          [ "$inst" = - ] || printf '          instance: "%s"\n' "$inst"
+          [ "$tier" = - ] || printf '          tier: %s\n' "$tier"
+        fi
+      done < "$MON_DIR/targets.txt"
+    done
   } > "$MON_DIR/prometheus.yml"
 }
 
@@ -167,13 +183,25 @@ mon_check() {
     die "promtool check rules $MON_DIR/sutlab-rules.yml failed: $(printf '%s' "$out" | tail -n 5 | paste -sd ' ')"
 }
 
+# mon_relays_listen: every relay port of targets.txt accepts connections.
+mon_relays_listen() {
+  local addr relay
+  while read -r _ addr _ _ relay; do
+    [ "$relay" = - ] || port_in_use "${addr##*:}" || return 1
+  done < "$MON_DIR/targets.txt"
+}
+
 # mon_start PROG: start PROG in the background (its own session), wait until it answers.
 mon_start() {
-  local prog=$1 port log pid deadline path=/metrics
+  local prog=$1 port log pid deadline path=/metrics addr relay in_ns='' db_url redis_url
+  db_url=${DB_URL:-} redis_url=${REDIS_URL:-}
   port=$(mon_port "$prog")
   log=$LOGDIR/monitoring-$prog.log
   mkdir -p "$LOGDIR" "$MON_DIR"
-  if port_in_use "$port"; then
+  if [ -n "$MON_NS" ]; then
+    db_url="postgresql://postgres@127.0.0.1:$NS_PG_PORT/sutlab" redis_url="redis://127.0.0.1:$NS_REDIS_PORT"
+  fi
+  if [ -n "$port" ] && port_in_use "$port"; then
     die "port $port (for $prog) is already in use by another program: set SUTLAB_LAB_PROM_PORT (Prometheus; the exporters use the four ports after it)"
   fi
   set -- "$(mon_listen_arg "$prog")"
@@ -184,17 +212,26 @@ mon_start() {
         --storage.tsdb.retention.time=30d "$@" ;;
     node-exporter) set -- prometheus-node-exporter "$@" ;;
     postgres-exporter) set -- prometheus-postgres-exporter "$@" ;;
-    redis-exporter) set -- prometheus-redis-exporter --redis.addr="$(mon_redis_addr "$REDIS_URL")" "$@" ;;
+    redis-exporter) set -- prometheus-redis-exporter --redis.addr="$(mon_redis_addr "$redis_url")" "$@" ;;
+    nsrelay)
+      port='' path=''
+      set -- /usr/bin/python3 "$MON_RELAY"
+      while read -r _ addr _ _ relay; do
+        [ "$relay" = - ] || set -- "$@" "${addr##*:}=$relay"
+      done < "$MON_DIR/targets.txt"
+      ;;
   esac
+  # the PostgreSQL and Redis exporters of the netns lab run in its db namespace
+  case $prog in postgres-exporter|redis-exporter) [ -z "$MON_NS" ] || { set -- ip netns exec "$MON_NS" "$@"; in_ns=$MON_NS; } ;; esac
   printf '\n===== %s infra/lab: %s\n' "$(date '+%F %T')" "$*" >> "$log"
-  step "starting $prog on 127.0.0.1:$port"
+  step "starting $prog${port:+ on 127.0.0.1:$port}${in_ns:+ in namespace $in_ns}"
   (
     for v in $(compgen -e); do
       case $v in SUTLAB_*) unset "$v" ;; esac
     done
     cd "$MON_DIR" || exit 1
     if [ "$prog" = postgres-exporter ]; then
-      DATA_SOURCE_NAME=$(mon_dsn "$DB_URL")
+      DATA_SOURCE_NAME=$(mon_dsn "$db_url")
       export DATA_SOURCE_NAME
     fi
     exec setsid "$@"
@@ -209,7 +246,13 @@ mon_start() {
       tail -n 20 "$log"
       return 1
     fi
-    curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$port$path" 2>/dev/null && return 0
+    if [ -z "$port" ]; then   # nsrelay: its listeners are all made before it says so
+      mon_relays_listen && return 0
+    elif [ -n "$in_ns" ]; then
+      ip netns exec "$in_ns" curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$port$path" 2>/dev/null && return 0
+    else
+      curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$port$path" 2>/dev/null && return 0
+    fi
     if [ "$SECONDS" -ge "$deadline" ]; then
       say "$prog did not answer on 127.0.0.1:$port within 30 s; last lines of $log:"
       tail -n 20 "$log"
@@ -262,12 +305,20 @@ mon_wait_targets() {
 
 # mon_up: (re)start the monitoring for the lab that runs now, print its URL and targets.
 mon_up() {
-  local p
+  local mode=${1:-process} p addr relay
   command -v prometheus >/dev/null || die "prometheus is not installed (infra/lab up --monitoring installs it)"
   mon_down
-  mon_write_config
+  MON_NS=''
+  [ "$mode" = netns ] && MON_NS=$NS_DB
+  mon_write_config "$mode"
   mon_check
+  while read -r _ addr _ _ relay; do
+    if [ "$relay" != - ] && [ "${addr##*:}" -gt "$MON_HAPROXY_PORT" ] && port_in_use "${addr##*:}"; then
+      die "port ${addr##*:} (a relay of the netns lab's monitoring) is already in use by another program: set SUTLAB_LAB_PROM_PORT"
+    fi
+  done < "$MON_DIR/targets.txt"
   for p in "${MON_PROGS[@]}"; do
+    [ "$p" != nsrelay ] || [ "$mode" = netns ] || continue
     mon_start "$p" || { mon_down; die "the monitoring did not start (logs: $LOGDIR/monitoring-*.log)"; }
   done
   mon_wait_targets 15 || warn "not every target is up yet (infra/lab status shows them)"
@@ -286,8 +337,12 @@ mon_status() {
   fi
   for p in "${MON_PROGS[@]}"; do
     if pid=$(mon_pid "$p"); then
-      say "${ind}$(printf '%-18s' "$p") running  pid $pid  http://127.0.0.1:$(mon_port "$p")"
-    else
+      if [ "$p" = nsrelay ]; then
+        say "${ind}$(printf '%-18s' "$p") running  pid $pid  (into the netns lab's namespaces)"
+      else
+        say "${ind}$(printf '%-18s' "$p") running  pid $pid  http://127.0.0.1:$(mon_port "$p")"
+      fi
+    elif [ "$p" != nsrelay ]; then
       say "${ind}$(printf '%-18s' "$p") stopped  port $(mon_port "$p")"
     fi
   done

@@ -8,9 +8,13 @@
   measured step matches within 10 %.
 - The scaled lab (`--instances 2 --lb haproxy`): both sutlab instances and HAProxy's own exporter
   (PROMEX) are scraped and up, and HAProxy's series name the two servers.
-- `down`: no Prometheus or exporter process is left, their ports are free, the TSDB stays in
-  var/monitoring/data.
-- `--monitoring` with `--netns` or `--containers`: refused, one line, exit 2.
+- The netns lab (`--netns --instances 2 --lb haproxy`, root): Prometheus here, the PostgreSQL and
+  Redis exporters in the db namespace, HAProxy's in the web one, every target reached through
+  nsrelay and up under its namespace's address; requests from the client namespace counted on both
+  instances.
+- `down`: no Prometheus, exporter or relay process is left, their ports are free, the TSDB stays in
+  var/monitoring/data (and the netns lab's namespaces are gone).
+- `--monitoring` with `--containers`: refused, one line, exit 2.
 
 Run under tests/harness/with-services (SUTLAB_TEST_DB_URL / SUTLAB_TEST_REDIS_URL), with prometheus,
 the three exporters, haproxy, wrk and curl installed (infra/lab test installs them). Each lab runs
@@ -25,8 +29,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import signal
 import time
 import unittest
+import uuid
 import urllib.parse
 import urllib.request
 
@@ -38,6 +44,7 @@ ROOT = source_root()
 LAB = os.path.join(ROOT, "infra", "lab")
 STEPS = os.path.join(ROOT, "loadscripts", "steps")
 PROGS = ("prometheus", "node-exporter", "postgres-exporter", "redis-exporter")
+PG_BIN = "/usr/lib/postgresql/15/bin"
 TOOLS = ("prometheus", "promtool", "prometheus-node-exporter", "prometheus-postgres-exporter",
          "prometheus-redis-exporter", "haproxy", "wrk", "curl")
 
@@ -90,9 +97,11 @@ class Monitoring(unittest.TestCase):
         if missing:
             self.fail("missing tools: %s (infra/lab test installs them)" % ", ".join(missing))
         db = fresh_database(self)
-        base = free_run(8)   # front, two backends, then Prometheus and its four exporters' ports
+        base = free_run(10)   # front, two backends, Prometheus, its four exporters, the netns lab's two relays
         self.front, self.backends, self.prom = base, [base + 1, base + 2], base + 3
-        self.var = tempfile.mkdtemp(prefix="sutlab-monitoring-")
+        # PostgreSQL of the netns lab runs from here as the postgres user: a path it can traverse
+        self.var = tempfile.mkdtemp(prefix="sutlab-monitoring-", dir="/tmp")
+        os.chmod(self.var, 0o755)
         self.env = lab_env(SUTLAB_LAB_VAR=self.var, SUTLAB_LAB_PORT=self.front,
                            SUTLAB_LAB_BACKEND_PORT=self.backends[0], SUTLAB_LAB_PROM_PORT=self.prom,
                            SUTLAB_LAB_DB_URL=db,
@@ -136,9 +145,9 @@ class Monitoring(unittest.TestCase):
             self.assertLess(time.monotonic(), deadline, "targets not all up: %s" % got)
             time.sleep(0.5)
 
-    def monitoring_pids(self):
+    def monitoring_pids(self, progs=PROGS):
         pids = {}
-        for prog in PROGS:
+        for prog in progs:
             with open(os.path.join(self.var, "monitoring", prog + ".pid")) as f:
                 pids[prog] = int(f.read().split()[0])
         return pids
@@ -155,7 +164,7 @@ class Monitoring(unittest.TestCase):
         left = [(int(d), cmdline(int(d))) for d in os.listdir("/proc") if d.isdigit()]
         left = [(p, c) for p, c in left if os.path.join(self.var, "monitoring") in c and alive(p)]
         self.assertEqual(left, [])
-        for port in range(self.prom, self.prom + 5):
+        for port in range(self.prom, self.prom + 7):   # with the netns lab's two relays
             self.assertTrue(port_is_free(port), "port %d still open after down" % port)
         data = os.path.join(self.var, "monitoring", "data")
         self.assertTrue(os.path.isdir(os.path.join(data, "wal")), os.listdir(data))
@@ -229,12 +238,66 @@ class Monitoring(unittest.TestCase):
             pids["haproxy"] = int(f.read().split()[0])
         self.check_down(pids)
 
-    def test_refused_with_netns_and_containers(self):
-        for mode in ("--netns", "--containers"):
-            proc = lab(self.env, "up", mode, "--monitoring", check=False, timeout=30)
-            self.assertEqual(proc.returncode, 2, proc.stdout)
-            self.assertEqual(len(proc.stdout.strip().splitlines()), 1, proc.stdout)
-            self.assertIn("--monitoring", proc.stdout)
+    def test_netns_lab_two_instances(self):
+        if os.geteuid() != 0:
+            self.skipTest("network namespaces need root (CI runs as root)")
+        missing = [t for t in ("ip", PG_BIN + "/initdb", "redis-server") if not shutil.which(t) and not os.path.exists(t)]
+        if missing:
+            self.fail("missing tools: %s (infra/lab test installs them)" % ", ".join(missing))
+        prefix = "mon%d%s" % (os.getpid() % 100000, uuid.uuid4().hex[:4])
+        names = ["%s-%s" % (prefix, n) for n in ("client", "web", "db")]
+        self.env["SUTLAB_LAB_NETNS"] = prefix
+
+        def namespaces():
+            out = subprocess.run(["ip", "netns", "list"], stdout=subprocess.PIPE, text=True).stdout
+            return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+        def force_cleanup():   # after the down of setUp's cleanup: whatever of ours survived it
+            for ns in set(names) & namespaces():
+                for p in subprocess.run(["ip", "netns", "pids", ns], stdout=subprocess.PIPE, text=True).stdout.split():
+                    try:
+                        os.kill(int(p), signal.SIGKILL)
+                    except (OSError, ValueError):
+                        pass
+                subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+        self.addCleanup(force_cleanup)
+
+        out = lab(self.env, "up", "--netns", "--instances", "2", "--lb", "haproxy", "--monitoring",
+                  "--", "--workers", "1").stdout
+        self.assertIn("Prometheus: http://127.0.0.1:%d" % self.prom, out)
+        got = self.wait_all_up({"sutlab", "haproxy", "node", "postgres", "redis", "prometheus"}, seconds=30)
+        web, db = names[1], names[2]
+        self.assertEqual(sorted(i for j, i, _ in got if j == "sutlab"),
+                         ["%s/127.0.0.1:%d" % (web, p) for p in self.backends])
+        self.assertIn(("haproxy", "%s/127.0.0.1:%d" % (web, self.prom + 4), "up"), got)
+        self.assertIn(("postgres", "%s/127.0.0.1:%d" % (db, self.prom + 2), "up"), got)
+        self.assertEqual(self.scalar("pg_up"), 1.0)
+        self.assertEqual(self.scalar("redis_up"), 1.0)
+        # requests from the client namespace, to the front in the web one, counted on both instances
+        before = {r["metric"]["instance"]: float(r["value"][1]) for r in
+                  self.query('sum by (instance) (http_requests_total{route="/health_check"})')}
+        url = "http://10.77.1.2:%d/health_check" % self.front
+        proc = lab(self.env, "exec-client", "--", "sh", "-c",
+                   'for i in $(seq 20); do curl -s -o /dev/null -w "%%{http_code}\\n" %s; done' % url, timeout=60)
+        self.assertEqual(proc.stdout.split(), ["200"] * 20, proc.stdout)
+        time.sleep(2.5)
+        after = {r["metric"]["instance"]: float(r["value"][1]) for r in
+                 self.query('sum by (instance) (http_requests_total{route="/health_check"})')}
+        self.assertEqual(set(after), {"%s/127.0.0.1:%d" % (web, p) for p in self.backends}, after)
+        for inst, n in after.items():
+            self.assertGreaterEqual(n - before.get(inst, 0), 5, (before, after))
+        status = lab(self.env, "status").stdout
+        self.assertRegex(status, r"nsrelay +running +pid \d+")
+        self.assertRegex(status, r"target sutlab +%s/127\.0\.0\.1:%d +up" % (web, self.backends[0]))
+        pids = self.monitoring_pids(PROGS + ("nsrelay",))
+        self.check_down(pids)
+        self.assertEqual(set(names) & namespaces(), set())
+
+    def test_refused_with_containers(self):
+        proc = lab(self.env, "up", "--containers", "--monitoring", check=False, timeout=30)
+        self.assertEqual(proc.returncode, 2, proc.stdout)
+        self.assertEqual(len(proc.stdout.strip().splitlines()), 1, proc.stdout)
+        self.assertIn("--monitoring", proc.stdout)
 
 
 if __name__ == "__main__":
