@@ -88,17 +88,19 @@ def run(ctx):
     fronts, timeout = (FRONTS[:1], max(4, seconds + 2)) if ctx.quick else (FRONTS, TIMEOUT)
     results, lines = {}, []
     before = loadavg()
-    for front in fronts:
-        modes = MODES if front is None else MODES[:1]
-        for i, (mode, flags) in enumerate(modes):
-            if i == 0:
-                _up(ctx, front, BASE + flags)
-            else:
-                ctx.lab("restart", "--", *(BASE + flags))
-            r = _attack(ctx, "%s-%s" % (front or "direct", mode.replace(" ", "")), seconds, timeout)
-            results[(front, mode)] = r
-            lines.append(_row(front, mode, r))
-    ctx.lab("down")
+    try:
+        for front in fronts:
+            modes = MODES if front is None else MODES[:1]
+            for i, (mode, flags) in enumerate(modes):
+                if i == 0:
+                    _up(ctx, front, BASE + flags)
+                else:
+                    ctx.lab("restart", "--", *(BASE + flags))
+                r = _attack(ctx, "%s-%s" % (front or "direct", mode.replace(" ", "")), seconds, timeout)
+                results[(front, mode)] = r
+                lines.append(_row(front, mode, r))
+    finally:  # down whatever happened: a failed step must not leave the lab holding its ports
+        ctx.lab("down")
     after = loadavg()
     measured = table(["front", "handler", "ok %", "mean s", "p50 s", "p95 s", "p99 s", "codes and errors",
                       "verdict", "web busy %"], lines, framed=True)
