@@ -82,17 +82,8 @@ class Load:
         return argv + self.locust_args
 
     def _distributed(self, master):
-        """Locust as a master and self.workers workers on loopback, started by one shell that
-        becomes the master: the workers are its children, so the load tier's process tree (the
-        sampler's, loadcap's) holds them all, and the master's process group ends with it. The
-        sutlab options (--print-responses, ...) go to every worker as well: each reads its own."""
-        port = procs.free_port()
-        master = master[:1] + ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port),
-                               "--expect-workers", str(self.workers)] + master[1:]
-        worker = ["/usr/bin/locust", "-f", ",".join(self.locustfiles), "--worker", "--master-host", "127.0.0.1",
-                  "--master-port", str(port)] + self.locust_args
-        script = "".join("%s & " % _shell(worker) for _ in range(self.workers)) + "exec " + _shell(master)
-        return ["/bin/sh", "-c", script]
+        return locust_distributed(master, self.locustfiles, self.locust_args, self.workers)
+
 
     def result(self, output, tag, level, skip_s=0):
         """{rps, mean, p50, p99, errors: {kind: n}} of a finished run; the first skip_s seconds
@@ -105,6 +96,23 @@ class Load:
         r = {"ab": parsers.parse_ab, "hey": parsers.parse_hey, "wrk": parsers.parse_wrk}[self.tool](output)
         return {"rps": r["rps"], "mean": r.get("mean"), "p50": r.get("p50"), "p95": r.get("p95"), "p99": r.get("p99"),
                 "errors": r["error_kinds"]}
+
+
+def locust_distributed(master, locustfiles, worker_args, workers):
+    """A headless Locust argv (`master`, /usr/bin/locust first) as a master and `workers` workers
+    on loopback, under one shell: the load tier's process tree (the sampler's, loadcap's) holds
+    them all. When the master ends, the shell stops any worker still running (one that missed the
+    master's quit message waits for its heartbeat a minute, holding the caller's pipe open) and
+    exits with the master's status. worker_args (the sutlab options: --print-responses, ...) go to
+    every worker: each reads its own; the master sends them the host, the tags and the users."""
+    port = procs.free_port()
+    master = master[:1] + ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port),
+                           "--expect-workers", str(workers)] + master[1:]
+    worker = ["/usr/bin/locust", "-f", ",".join(locustfiles), "--worker", "--master-host", "127.0.0.1",
+              "--master-port", str(port)] + list(worker_args)
+    script = "".join("%s & w%d=$!; " % (_shell(worker), i) for i in range(workers)) + _shell(master) + \
+        "; rc=$?; kill %s 2>/dev/null; wait; exit $rc" % " ".join("$w%d" % i for i in range(workers))
+    return ["/bin/sh", "-c", script]
 
 
 SCALABLE = ("wrk", "hey", "locust")

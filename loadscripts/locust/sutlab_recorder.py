@@ -256,8 +256,7 @@ class Recorder:
                 w.writerow([users, secs, b.n, b.fail, _fmt(b.n / secs if secs else None, 2),
                             _fmt(100.0 * b.fail / b.n if b.n else None, 3),
                             _fmt(p(50), 2), _fmt(p(95), 2), _fmt(p(99), 2),
-                            _fmt(b.max if b.n else None, 2), _fmt(b.sum / b.n if b.n else None, 3),
-                         " ".join("%g:%d" % (k, c) for k, c in sorted(b.hist.items()))])
+                            _fmt(b.max if b.n else None, 2), _fmt(b.sum / b.n if b.n else None, 3)])
 
 
 RECORDER = Recorder()

@@ -140,8 +140,15 @@ class LoadScriptsTest(unittest.TestCase):
         for r in secs:
             p50, p95, p99 = float(r["p50_ms"]), float(r["p95_ms"]), float(r["p99_ms"])
             self.assertTrue(0 < p50 <= p95 <= p99, r)
+            # the second's histogram: as many responses as the row counts, its p99 a bucket of it
+            # (or the exact maximum, which caps a rounded bucket)
+            hist = {float(k): int(n) for k, n in (pair.split(":") for pair in r["histogram"].split())}
+            self.assertEqual(sum(hist.values()), int(r["requests"]), r)
+            self.assertTrue(p99 in hist or p99 == float(r["max_ms"]), r)
         with open(self.prefix + "_steps.csv", newline="") as f:
-            steps = {int(r["users"]): r for r in csv.DictReader(f)}
+            rows = list(csv.DictReader(f))
+        self.assertTrue(all(None not in r for r in rows), "a row wider than the header: %r" % rows)
+        steps = {int(r["users"]): r for r in rows}
         self.assertIn(1, steps)
         self.assertGreater(float(steps[1]["rps"]), 0)
         with open(self.prefix + "_flags.txt") as f:
@@ -271,6 +278,32 @@ class LoadScriptsTest(unittest.TestCase):
         with open(os.path.join(out_dir, "table.txt")) as f:
             self.assertIn(rows["on"], f.read())
 
+    def test_flip_with_distributed_locust(self):
+        """--load-workers 2: Locust as a master and two workers, on a CPU budget; both arms measured,
+        no worker left behind."""
+        out_dir = os.path.join(self.tmp, "flip-workers")
+        rc, out, err = self.flip(["--keepalive-timeout", "0"], out_dir,
+                                 ["--no-png", "--tool", "locust", "--scenario", "health", "--load-workers", "2",
+                                  "--load-cpus", "0-%d" % (min(2, os.cpu_count()) - 1)])
+        self.assertEqual(rc, 0, "flip failed:\n%s\n%s" % (out, err[-3000:]))
+        rows = self.table_rows(out)
+        for label in ("off", "on"):
+            self.assertGreater(int(rows[label].split()[3]), 0, rows[label])  # run change change req/s
+        with open(os.path.join(out_dir, "run1-on.log")) as f:
+            log = f.read()
+        self.assertIn("--expect-workers 2", log)
+        self.assertEqual(log.count("--worker --master-host 127.0.0.1"), 2, log[:2000])
+        self.assertIn("2 workers connected", log)
+        workers = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    if b"--master-port\0" in f.read():
+                        workers.append(pid)
+            except OSError:
+                pass
+        self.assertEqual(workers, [], "Locust workers left running")
+
     def test_flip_gzip_cuts_the_bytes(self):
         out_dir = os.path.join(self.tmp, "flip-gzip")
         # a gate it cannot meet: the run and its table as always, then exit 1 with the line
@@ -308,6 +341,10 @@ class LoadScriptsTest(unittest.TestCase):
         rc, out, err = run([PYTHON, os.path.join(LOADSCRIPTS, "flip"), "--gzip", "--spawn", "x"], timeout=30)
         self.assertEqual(rc, 2)
         self.assertIn("--url", err)
+        rc, out, err = run([PYTHON, os.path.join(LOADSCRIPTS, "flip"), "--gzip", "--tool", "spray", "--load-workers", "2"],
+                           timeout=30)
+        self.assertEqual(rc, 2)
+        self.assertIn("--load-workers", err)
         rc, out, err = run([PYTHON, os.path.join(LOADSCRIPTS, "flip"), "--gzip", "--fail-if", "ratio>>1"], timeout=30)
         self.assertEqual(rc, 2)
         self.assertEqual(len(err.strip().splitlines()), 1, err)

@@ -79,7 +79,9 @@ class Workers(unittest.TestCase):
         script = argv[2]
         self.assertEqual(script.count("--worker"), 3)
         self.assertEqual(script.count(" & "), 3)
-        master = script.split("exec ", 1)[1]
+        master = script.rsplit("; ", 4)[0].rsplit("; ", 1)[1]
+        self.assertTrue(master.startswith("/usr/bin/locust --master "), master)
+        self.assertTrue(script.endswith("; rc=$?; kill $w0 $w1 $w2 2>/dev/null; wait; exit $rc"), script)
         for part in ("--master ", "--expect-workers 3", "--headless", "-u 8", "--csv /o/level-8", "--tags x",
                      "--master-bind-host 127.0.0.1", "-f a.py"):
             self.assertIn(part, master)

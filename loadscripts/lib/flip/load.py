@@ -8,7 +8,7 @@ import shlex
 import subprocess
 
 from . import log
-from .. import LOADSCRIPTS, client, metrics, parsers, procs, progress, spray, tiers, verdict
+from .. import LOADSCRIPTS, client, loads, metrics, parsers, procs, progress, spray, tiers, verdict
 from ..errors import RunError
 from ..tools import run_tool
 
@@ -130,7 +130,7 @@ def run_wrk(args, url, scenario, duration, token, outfile):
     if token:
         env["TOKEN"] = token
     argv = wrk_argv(args, url, scenario, duration)
-    out = run_tool(argv, duration + 60, "wrk", env=env).output
+    out = run_tool(budget(args, argv), duration + 60, "wrk", env=env).output
     if outfile:
         with open(outfile, "w") as f:
             f.write("$ %s\n%s" % (" ".join(shlex.quote(a) for a in argv), out))
@@ -202,7 +202,9 @@ def run_locust(args, url, scenario, duration, outprefix):
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     if "gzip" in scenario:
         env["SUTLAB_ACCEPT_ENCODING"] = "gzip"
-    out = run_tool(argv, duration + 90, "locust", env=env).output
+    if args.load_workers > 1:
+        argv = loads.locust_distributed(argv, [LOCUSTFILE], ["--step-settle", "1"], args.load_workers)
+    out = run_tool(budget(args, argv), duration + 90, "locust", env=env).output
     with open(outprefix + ".log", "w") as f:
         f.write("$ %s\n%s" % (" ".join(shlex.quote(a) for a in argv), out))
     r = parsers.locust_aggregate(outprefix + "_stats.csv")
@@ -212,6 +214,11 @@ def run_locust(args, url, scenario, duration, outprefix):
     if level:
         r.update(rps=level[0]["rps"], p50=level[0]["p50_ms"], p95=level[0]["p95_ms"], p99=level[0]["p99_ms"])
     return r
+
+
+def budget(args, argv):
+    """argv on the load tier's cores (--load-cpus: taskset), or as it is."""
+    return ["taskset", "-c", args.load_cpus] + argv if args.load_cpus else argv
 
 
 def pin(target, pin_db, undo=False):
