@@ -210,7 +210,7 @@ def write_csv(rows, tier_names, path):
         w.writerow(list(CSV_COLUMNS) + ["cpu_%s_pct" % t for t in tier_names] +
                    ["capacity_%s" % t for t in tier_names] + ["busy_%s" % t for t in tier_names] +
                    ["send_q", "recv_q", "listen_q", "overflows", "connections", "loop_lag_s", "failed",
-                    "writing_load", "send_q_max", "outside_cores"])
+                    "writing_load", "send_q_max", "outside_cores", "machine_busy"])
         for r in rows:
             u = r.get("tiers", {})
             w.writerow([r["level"], r.get("rps"), r.get("success"), r.get("mean"), r.get("p50"), r.get("p95"), r.get("p99"),
@@ -223,7 +223,7 @@ def write_csv(rows, tier_names, path):
                        # share of the step the load tool sat blocked writing its own output
                        [round(u["load"]["writing_s"] / u["load"]["elapsed_s"], 3)
                         if "load" in u and u["load"].get("elapsed_s") else ""] +
-                       [r.get("send_q_max"), _round(r.get("outside_cores"), 3)])
+                       [r.get("send_q_max"), _round(r.get("outside_cores"), 3), _round(r.get("machine_busy"), 3)])
 
 
 def plot(rows, tier_names, path, title):

@@ -301,19 +301,21 @@ class Sampler:
                         + now.children_system - self._rusage0.children_system)
             usage[t] = self._usage(t, max(cpu, 0.0), elapsed, kids)
         signals = self._signals()
-        signals["outside_cores"] = self._outside(usage, elapsed)
+        signals["outside_cores"], signals["machine_busy"] = self._outside(usage, elapsed)
         return usage, signals
 
     def _outside(self, usage, elapsed):
-        """Cores used by work outside the tiers and this process over the step (>= 0). Kernel
-        time spent on interrupts is left out: on loopback it is mostly the run's own traffic.
-        Ticks are 10 ms, so short steps read to a few hundredths of a core."""
+        """(cores used by work outside the tiers and this process over the step (>= 0), the share
+        of the machine's cores busy with anything). Kernel time spent on interrupts is left out
+        of both: on loopback it is mostly the run's own traffic. Ticks are 10 ms, so short steps
+        read to a few hundredths of a core."""
         if elapsed <= 0:
-            return None
+            return None, None
         now = os.times()
         own = (now.user - self._rusage0.user) + (now.system - self._rusage0.system)
         machine = _machine_seconds() - self._machine0
-        return max(0.0, (machine - own - sum(u["cpu_s"] for u in usage.values())) / elapsed)
+        outside = max(0.0, (machine - own - sum(u["cpu_s"] for u in usage.values())) / elapsed)
+        return outside, min(1.0, machine / elapsed / (os.cpu_count() or 1))
 
     def _usage(self, tier, cpu, elapsed, kids):
         threads = self._threads[tier].values()

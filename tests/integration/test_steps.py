@@ -149,9 +149,12 @@ class LoadTier(unittest.TestCase):
         self.assertEqual(one["capacity_load"], "1", text)
         self.assertEqual(two["capacity_load"], str(min(2, os.cpu_count())), text)  # the master adds none
         assert_verdicts(self, [one], ["load"], text)
+        if "disturbed" in (one["verdict"], two["verdict"]) or max(float(one["outside_cores"]),
+                                                                  float(two["outside_cores"])) >= verdict.DISTURBED:
+            return  # work beside the run took the cores the second worker needs: the gain cannot show
         # more req/s, or the limit moved off the load tool; on two cores sutlab and the workers share
         # them, so the gain is bounded (1.3-1.6x seen here)
-        self.assertTrue(float(two["rps"]) > 1.15 * float(one["rps"]) or two["verdict"] not in ("load",), text)
+        self.assertTrue(float(two["rps"]) > 1.15 * float(one["rps"]) or two["verdict"] != "load", text)
 
     def test_a_cpu_budget_makes_the_load_tier_the_limit(self):
         """wrk pinned to one core with a Lua script that burns it: the verdict names the load tool,

@@ -141,6 +141,19 @@ class Disturbed(unittest.TestCase):
         self.assertEqual(verdict.verdict(measured(2, 441, 1.45, web=(0.02, 0.04), load=(0.30, 0.10)))[0],
                          "below limits")
 
+    def test_a_saturated_machine_hides_every_limit(self):
+        # beside 1.7 cores of other work: wrk at 12 % of a core and hardly waiting, sutlab idle;
+        # the machine's two cores all busy
+        row = measured(2, 205, 1.76, web=(0.01, 0.0), load=(0.12, 0.05))
+        row["machine_busy"] = 0.97
+        v, reason = verdict.verdict(row)
+        self.assertEqual(v, "disturbed")
+        self.assertIn("the machine was saturated (97%", reason)
+        row["machine_busy"] = 0.80  # cores to spare: the tiers had what they asked for
+        self.assertEqual(verdict.verdict(row)[0], "below limits")
+        row["machine_busy"], row["outside_cores"] = 0.97, 0.1  # saturated by the tiers themselves
+        self.assertEqual(verdict.verdict(row)[0], "below limits")
+
     def test_thresholds_are_printed(self):
         self.assertIn("disturbed: >= 0.25 cores", "\n".join(verdict.RULES))
 
