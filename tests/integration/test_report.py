@@ -57,6 +57,11 @@ class Pages(unittest.TestCase):
                  "--out", flip, "--size", "900x700"])
         assert p.returncode == 0, p.stdout + p.stderr
         cls.pages["flip"] = os.path.join(flip, "report.html")
+        bench = os.path.join(cls.tmp, "bench")
+        p = run([os.path.join(LOADSCRIPTS, "bench"), "--suite", "static", "--duration", "1", "--rounds", "1",
+                 "--warmup", "0", "--endpoints", "health_check", "--out", bench])
+        assert p.returncode == 0, p.stdout + p.stderr
+        cls.pages["bench"] = os.path.join(bench, "report.html")
         cls.browser = browser.Browser()
 
     @classmethod
@@ -64,12 +69,12 @@ class Pages(unittest.TestCase):
         cls.browser.close()
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def assert_rendered(self, kind, images):
+    def assert_rendered(self, kind, images, tables=1):
         page = self.browser.open(self.pages[kind])
         self.assertEqual(page.errors, [], kind)
         self.assertEqual(page.requests, [], kind)
         self.assertEqual(page.data.get("report"), kind)
-        self.assertGreaterEqual(page.tables, 1, kind)
+        self.assertGreaterEqual(page.tables, tables, kind)
         self.assertEqual(page.data.get("images"), str(images), kind)
         self.assertEqual(page.data.get("brokenImages"), "0", kind)
         width, height = png_size(page.screenshot)
@@ -96,6 +101,13 @@ class Pages(unittest.TestCase):
         text = self.assert_rendered("flip", images=1)
         self.assertRegex(text, r"req/s on / off: [\d.]+x")
         self.assertIn("--keepalive-timeout=0", text)
+
+
+    def test_bench(self):
+        # bench's suites print text tables: they are on the page as printed
+        text = self.assert_rendered("bench", images=0, tables=0)
+        self.assertIn("suite static", text)
+        self.assertIn("ratios sutlab/nginx", text)
 
 
 class TheCheckCanFail(unittest.TestCase):
