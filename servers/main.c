@@ -69,18 +69,34 @@ static void tune_malloc(void)
 #endif
 }
 
+/* Each layer adds its flags to the core's before the line is read: the
+ * apps' first, then the data layer's (in --help they stand in that order
+ * where both name the same place). */
+static int register_flags(config_t *cfg, backends_t *backends)
+{
+    config_init(cfg);
+    if (board_flags_register(cfg) != 0 || backends_flags_register(backends, cfg) != 0)
+        return -1;
+    return 0;
+}
+
 static int serve_main(int argc, char **argv)
 {
     static config_t cfg;
     static server_t server;
     static backends_t backends;
+    const backends_settings_t *st = &backends.settings;
     char err[512], host[256];
     int port, db;
     int ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN), rc;
 
+    if (register_flags(&cfg, &backends) != 0) {
+        fprintf(stderr, "sutlab serve: internal error: a flag was rejected\n");
+        return 1;
+    }
     switch (config_parse(&cfg, argc, argv, environ, ncpus, err, sizeof(err))) {
     case CONFIG_HELP:
-        config_print_help(stdout, ncpus);
+        config_print_help(&cfg, stdout, ncpus);
         return 0;
     case CONFIG_ERROR:
         fprintf(stderr, "sutlab serve: %s\n", err);
@@ -88,8 +104,8 @@ static int serve_main(int argc, char **argv)
     case CONFIG_OK:
         break;
     }
-    if (cfg.redis_cache && cache_parse_url(cfg.redis_url, host, sizeof(host), &port, &db) != 0) {
-        fprintf(stderr, "sutlab serve: --redis-url: expected redis://HOST:PORT[/DB], got '%s'\n", cfg.redis_url);
+    if (st->redis_cache && cache_parse_url(st->redis_url, host, sizeof(host), &port, &db) != 0) {
+        fprintf(stderr, "sutlab serve: --redis-url: expected redis://HOST:PORT[/DB], got '%s'\n", st->redis_url);
         return 2;
     }
     tune_malloc();

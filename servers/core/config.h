@@ -3,8 +3,10 @@
  * variables and then the command line (the command line wins), validated
  * into one config_t that is immutable once the server starts.
  *
- * The table of flags lives in config.c and is read by core/flags, the parser
- * that `sutlab db` uses too; each default is written once, in its row.
+ * The core's flags are a table in config.c; the apps and the data layer
+ * register their own (config_register), so config_t holds none of their
+ * fields. core/flags reads them all, the parser that `sutlab db` uses too;
+ * each default is written once, in its row.
  *
  * Pure logic: no I/O except config_print_help(). Strings in config_t point
  * into argv/envp (or static defaults) and live as long as the process.
@@ -19,11 +21,11 @@
 
 #define CONFIG_MAX_LISTEN 8
 #define CONFIG_MAX_WORKERS 256
+#define CONFIG_MAX_FLAGS 48
+#define CONFIG_MAX_CHECKS 8
 
 typedef flags_addr_t config_addr_t;
 
-/* `sutlab db` reaches the same database by default */
-#define CONFIG_DEFAULT_DB_URL "postgresql:///sutlab"
 
 typedef enum config_log_mode {
     CONFIG_LOG_OFF = 0,
@@ -31,32 +33,21 @@ typedef enum config_log_mode {
     CONFIG_LOG_VERBOSE,
 } config_log_mode_t;
 
-typedef enum config_db_mode {
-    CONFIG_DB_ASYNC = 0,
-    CONFIG_DB_SYNC,
-} config_db_mode_t;
-
 typedef enum config_handler_mode {
     CONFIG_HANDLER_OFFLOAD = 0, /* CPU work on the offload pool, waits on timers */
     CONFIG_HANDLER_INLINE,      /* everything on the event-loop thread (the spray case) */
     CONFIG_HANDLER_POOL,        /* CPU and waits block a thread of the bounded pool (a Future) */
 } config_handler_mode_t;
 
+/* Checks across one layer's flags, once every source is read: NULL, or the
+ * one-line error. */
+typedef const char *(*config_check_fn)(const void *target);
+
 typedef struct config {
     config_addr_t listen[CONFIG_MAX_LISTEN];
     size_t nlisten;
     int workers;
     const char *docroot;
-    const char *db_url;
-    int db_conns;
-    config_db_mode_t db_mode;
-    int db_timeout; /* ms a query may take before its connection is declared dead */
-    int db_latency_ms; /* added round trip per query: a database across a network */
-    const char *redis_url;
-    int redis_cache;
-    int cache_ttl;     /* seconds */
-    int cache_timeout; /* ms before a Redis call is abandoned for PostgreSQL */
-    int cache_local;   /* a per-worker near cache in front of Redis */
     config_addr_t metrics_listen;
     int has_metrics_listen;
     int keepalive_timeout; /* seconds; 0 = close after every response */
@@ -65,16 +56,22 @@ typedef struct config {
     config_log_mode_t log;
     const char *log_file; /* NULL = stdout */
     int drain_timeout;    /* seconds a graceful stop waits for open connections */
-    int count_pagination; /* exact count(*) for articlesCount (Laravel paginate()) */
     int app_cpu_us;       /* CPU spent on the worker per app request (a slower stack's cost) */
-    int bcrypt_cost;
-    int offload_threads; /* 0 = as many as workers */
     config_handler_mode_t handler_mode; /* how the /work/ endpoints run */
     config_addr_t tls_listen;
     int has_tls_listen;
     const char *tls_cert; /* PEM files; both set whenever has_tls_listen */
     const char *tls_key;
     int tls_resumption; /* session tickets and the session cache */
+    /* every flag of the command line, the core's and those the layers
+     * registered, in --help order */
+    flags_row_t rows[CONFIG_MAX_FLAGS];
+    size_t nrows;
+    struct {
+        config_check_fn fn;
+        const void *target;
+    } checks[CONFIG_MAX_CHECKS];
+    size_t nchecks;
 } config_t;
 
 typedef enum config_result {
@@ -83,14 +80,29 @@ typedef enum config_result {
     CONFIG_ERROR, /* err holds a one-line message: exit 2 */
 } config_result_t;
 
-/* Fills cfg from defaults, then envp (SUTLAB_*), then argv (argv[0] is the
- * subcommand name and is skipped). ncpus is the default for --workers.
- * Flags that only make sense together are checked last: --tls-listen needs
- * --tls-cert and --tls-key, and those two need --tls-listen. */
+/* Sets cfg up with the core's own flags. The layers then add theirs with
+ * config_register(), and config_parse() reads them all. */
+void config_init(config_t *cfg);
+
+/* Adds a layer's flags, as h2o's configurators add their commands: the rows
+ * of `defs` fill `target` (which the layer owns), and stand in --help and
+ * sutlab_build_info just before the flag named `before` (NULL: at the end;
+ * layers naming the same flag stand in the order they registered). `check`
+ * (may be NULL) runs once every source is read. Returns 0, or -1 when the
+ * table is full or `before` is unknown (a bug: the unit tests register
+ * every layer). */
+int config_register(config_t *cfg, const flags_def_t *defs, size_t n, void *target, const char *before,
+                    config_check_fn check);
+
+/* Fills every registered flag from its default, then envp (SUTLAB_*), then
+ * argv (argv[0] is the subcommand name and is skipped). ncpus is the
+ * default for --workers. Flags that only make sense together are checked
+ * last: --tls-listen needs --tls-cert and --tls-key, and those two need
+ * --tls-listen; then each layer's check. */
 config_result_t config_parse(config_t *cfg, int argc, char **argv, char **envp, int ncpus, char *err, size_t errlen);
 
 /* Writes the --help text: every flag, its argument, default and meaning. */
-void config_print_help(FILE *out, int ncpus);
+void config_print_help(const config_t *cfg, FILE *out, int ncpus);
 
 /* Renders the flags in force that change behaviour under load, as
  * "--name=value" items separated by spaces (for sutlab_build_info and
@@ -102,7 +114,6 @@ size_t config_format_flags(const config_t *cfg, char *buf, size_t len);
  * NULL-terminated: what the flag accepts, and how the server names the mode
  * (sutlab_build_info, /work's "mode"). */
 extern const char *const config_log_mode_names[];
-extern const char *const config_db_mode_names[];
 extern const char *const config_handler_mode_names[];
 
 #endif

@@ -187,10 +187,36 @@ static int takes(const flags_spec_t *spec, const flags_def_t *def)
     return def->commands == 0 || (def->commands & (1u << spec->command)) != 0;
 }
 
-flags_status_t flags_defaults(const flags_spec_t *spec, void *target, flags_error_t *e)
+/* A flag with no default is zero, NULL or off: so a target parsed twice
+ * keeps nothing of the first line. */
+static void clear(char *base, const flags_def_t *def)
 {
-    for (size_t i = 0; i < spec->ndefs; i++) {
-        const flags_def_t *def = &spec->defs[i];
+    switch (def->kind) {
+    case FLAGS_U64:
+        *(uint64_t *)(base + def->offset) = 0;
+        break;
+    case FLAGS_STRING:
+        *(const char **)(base + def->offset) = NULL;
+        break;
+    case FLAGS_ADDR:
+        memset(base + def->offset, 0, sizeof(flags_addr_t));
+        *(int *)(base + def->aux_offset) = 0;
+        break;
+    case FLAGS_ADDR_LIST:
+        *(size_t *)(base + def->aux_offset) = 0;
+        break;
+    default:
+        *(int *)(base + def->offset) = 0;
+        break;
+    }
+}
+
+flags_status_t flags_defaults(const flags_spec_t *spec, flags_error_t *e)
+{
+    for (size_t i = 0; i < spec->nrows; i++) {
+        const flags_def_t *def = spec->rows[i].def;
+        void *target = spec->rows[i].target;
+        clear(target, def);
         if (def->value == NULL)
             continue;
         if (apply_from(target, def, def->value, "default", 1, e) != FLAGS_OK)
@@ -239,10 +265,11 @@ static flags_status_t apply_env_list(void *target, const flags_def_t *def, const
     return FLAGS_OK;
 }
 
-static flags_status_t apply_env(const flags_spec_t *spec, void *target, char **envp, flags_error_t *e)
+static flags_status_t apply_env(const flags_spec_t *spec, char **envp, flags_error_t *e)
 {
-    for (size_t i = 0; i < spec->ndefs; i++) {
-        const flags_def_t *def = &spec->defs[i];
+    for (size_t i = 0; i < spec->nrows; i++) {
+        const flags_def_t *def = spec->rows[i].def;
+        void *target = spec->rows[i].target;
         char name[64];
         const char *value;
 
@@ -261,12 +288,12 @@ static flags_status_t apply_env(const flags_spec_t *spec, void *target, char **e
     return FLAGS_OK;
 }
 
-static const flags_def_t *find(const flags_spec_t *spec, const char *name, size_t len)
+static const flags_row_t *find(const flags_spec_t *spec, const char *name, size_t len)
 {
-    for (size_t i = 0; i < spec->ndefs; i++) {
-        const flags_def_t *def = &spec->defs[i];
+    for (size_t i = 0; i < spec->nrows; i++) {
+        const flags_def_t *def = spec->rows[i].def;
         if (strlen(def->name) == len && memcmp(def->name, name, len) == 0 && takes(spec, def))
-            return def;
+            return &spec->rows[i];
     }
     return NULL;
 }
@@ -277,26 +304,28 @@ static int is_bool(const flags_def_t *def)
 }
 
 /* The flag that argv[*i] names, and its value (argv[*i + 1] is taken when the
- * value follows). Returns FLAGS_OK with *value NULL for a SWITCH. */
-static flags_status_t read_flag(const flags_spec_t *spec, int *i, int argc, char **argv, const flags_def_t **out,
+ * value follows). A SWITCH leaves *value as the caller set it. */
+static flags_status_t read_flag(const flags_spec_t *spec, int *i, int argc, char **argv, const flags_row_t **out,
                                 const char **value, flags_error_t *e)
 {
     const char *arg = argv[*i], *name = arg[1] == '-' ? arg + 2 : arg + 1, *eq = strchr(name, '=');
     size_t namelen = eq != NULL ? (size_t)(eq - name) : strlen(name);
-    const flags_def_t *def = find(spec, name, namelen);
+    const flags_row_t *row = find(spec, name, namelen);
+    const flags_def_t *def;
     int negated = 0;
 
-    if (def == NULL && namelen > 3 && strncmp(name, "no-", 3) == 0) {
-        def = find(spec, name + 3, namelen - 3);
-        if (def != NULL && !is_bool(def))
-            def = NULL;
-        negated = def != NULL;
+    if (row == NULL && namelen > 3 && strncmp(name, "no-", 3) == 0) {
+        row = find(spec, name + 3, namelen - 3);
+        if (row != NULL && !is_bool(row->def))
+            row = NULL;
+        negated = row != NULL;
     }
     e->arg = arg;
     e->arglen = (size_t)(name - arg) + namelen;
-    if (def == NULL || arg[1] != '-') /* one dash is only for -h */
+    if (row == NULL || arg[1] != '-') /* one dash is only for -h */
         return e->status = FLAGS_UNKNOWN;
-    e->def = *out = def;
+    *out = row;
+    e->def = def = row->def;
     e->negated = negated;
     snprintf(e->origin, sizeof(e->origin), "--%s", def->name);
     if (def->kind == FLAGS_SWITCH || (negated && eq != NULL))
@@ -328,9 +357,9 @@ static int is_help(const char *arg, flags_error_t *e)
 }
 
 /* A word that is not a flag: serve takes none, db's indexes takes names. */
-static flags_status_t stray(void *target, const char *arg, flags_positional_fn positional, flags_error_t *e)
+static flags_status_t stray(const flags_spec_t *spec, const char *arg, flags_error_t *e)
 {
-    int rc = positional != NULL ? positional(target, arg) : -1;
+    int rc = spec->positional != NULL ? spec->positional(spec->positional_data, arg) : -1;
     if (rc == 0)
         return FLAGS_OK;
     e->arg = arg;
@@ -346,17 +375,16 @@ static int is_word(const flags_spec_t *spec, const char *arg)
     return arg[0] != '-';
 }
 
-flags_status_t flags_parse(const flags_spec_t *spec, void *target, int argc, char **argv, char **envp,
-                           flags_positional_fn positional, flags_error_t *e)
+flags_status_t flags_parse(const flags_spec_t *spec, int argc, char **argv, char **envp, flags_error_t *e)
 {
     int help = 0, list_from_cli = 0;
 
     memset(e, 0, sizeof(*e));
-    if (apply_env(spec, target, envp, e) != FLAGS_OK)
+    if (apply_env(spec, envp, e) != FLAGS_OK)
         return e->status;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *value = "";
-        const flags_def_t *def = NULL;
+        const flags_row_t *row = NULL;
         int h = is_help(arg, e);
 
         if (h == 1 && spec->help_stops)
@@ -368,30 +396,29 @@ flags_status_t flags_parse(const flags_spec_t *spec, void *target, int argc, cha
         if (h == -1 && !spec->dashes_only) /* db: --help=x; serve calls it unknown below */
             return e->status = FLAGS_NO_VALUE;
         if (is_word(spec, arg)) {
-            if (stray(target, arg, positional, e) != FLAGS_OK)
+            if (stray(spec, arg, e) != FLAGS_OK)
                 return e->status;
             continue;
         }
-        if (read_flag(spec, &i, argc, argv, &def, &value, e) != FLAGS_OK)
+        if (read_flag(spec, &i, argc, argv, &row, &value, e) != FLAGS_OK)
             return e->status;
-        int fresh = def->kind == FLAGS_ADDR_LIST && !list_from_cli;
-        if (apply_from(target, def, value, e->origin, fresh, e) != FLAGS_OK)
+        int list = row->def->kind == FLAGS_ADDR_LIST;
+        if (apply_from(row->target, row->def, value, e->origin, list && !list_from_cli, e) != FLAGS_OK)
             return e->status;
-        list_from_cli |= def->kind == FLAGS_ADDR_LIST;
+        list_from_cli |= list;
     }
     return e->status = help ? FLAGS_HELP : FLAGS_OK;
 }
 
-size_t flags_format(const flags_spec_t *spec, const void *target, char *buf, size_t len)
+size_t flags_format(const flags_spec_t *spec, char *buf, size_t len)
 {
-    const char *base = target;
     size_t n = 0;
 
     if (len > 0)
         buf[0] = '\0';
-    for (size_t i = 0; i < spec->ndefs; i++) {
-        const flags_def_t *def = &spec->defs[i];
-        const int *ip = (const int *)(base + def->offset);
+    for (size_t i = 0; i < spec->nrows; i++) {
+        const flags_def_t *def = spec->rows[i].def;
+        const int *ip = (const int *)((const char *)spec->rows[i].target + def->offset);
         char value[32];
 
         if (!def->in_flags)

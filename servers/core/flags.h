@@ -6,6 +6,9 @@
  * once, as the text a user would type, and goes through the same check as a
  * typed value.
  *
+ * A row binds a flag to the struct it fills, so the flags of one command
+ * line may belong to several owners (serve's layers each own theirs).
+ *
  * Errors are values: flags_parse() fills a flags_error_t and each command
  * words it in its own voice (`serve` and `db` have always worded theirs
  * differently, and scripts read those lines).
@@ -56,11 +59,24 @@ typedef struct flags_def {
     int in_flags;      /* rendered by flags_format() */
 } flags_def_t;
 
+/* A flag and the struct it fills. */
+typedef struct flags_row {
+    const flags_def_t *def;
+    void *target;
+} flags_row_t;
+
+/* Takes a word that is no flag: returns 0 to accept it, -1 to refuse it as a
+ * stray (FLAGS_STRAY), -2 when it is refused for a reason of the caller's
+ * own (FLAGS_POSITIONAL). */
+typedef int (*flags_positional_fn)(void *data, const char *word);
+
 /* How a command reads its line. The two commands differ in a few old habits
  * that their users rely on; each is one switch here, not a second parser. */
 typedef struct flags_spec {
-    const flags_def_t *defs;
-    size_t ndefs;
+    const flags_row_t *rows; /* in --help order */
+    size_t nrows;
+    flags_positional_fn positional; /* NULL: every word is a stray */
+    void *positional_data;
     unsigned command;      /* the command being parsed: a def whose mask lacks its bit is unknown */
     int help_stops;        /* --help ends parsing at once (serve); else the line is checked first (db) */
     int dashes_only;       /* only --name is a flag; "-x" and "--" are stray arguments (serve) */
@@ -78,7 +94,7 @@ typedef enum flags_status {
     FLAGS_BAD_VALUE,     /* def, value, origin */
     FLAGS_TOO_MANY,      /* def, origin: an ADDR_LIST over its capacity */
     FLAGS_ENV_TOO_LONG,  /* def, origin: a list in the environment over 1023 bytes */
-    FLAGS_POSITIONAL,    /* positional() returned an error: its own message is in the target */
+    FLAGS_POSITIONAL,    /* arg: positional() refused it for a reason of the caller's own */
 } flags_status_t;
 
 typedef struct flags_error {
@@ -92,21 +108,17 @@ typedef struct flags_error {
     char buf[1024];     /* holds `value` when its source is gone (a token of a list) */
 } flags_error_t;
 
-/* Takes a word that is no flag: returns 0 to accept it, -1 to refuse it as a
- * stray (FLAGS_STRAY), -2 when it wrote an error of its own (FLAGS_POSITIONAL). */
-typedef int (*flags_positional_fn)(void *target, const char *word);
-
-/* Sets every flag to its default in target (which the caller zeroed).
+/* Sets every flag to its default in its target (zero, NULL or off where it
+ * has none).
  * Defaults and the environment serve every command of the table; the
  * command mask only says what the command line may name. Returns FLAGS_OK, or an error if a default fails its own
  * check (a table bug, caught by the unit tests). */
-flags_status_t flags_defaults(const flags_spec_t *spec, void *target, flags_error_t *e);
+flags_status_t flags_defaults(const flags_spec_t *spec, flags_error_t *e);
 
 /* Applies the environment (envp may be NULL), then argv[1..argc-1] (argv[0]
  * is the command and is skipped); the command line wins. For an ADDR_LIST
  * the first value from a source replaces what the sources before it set. */
-flags_status_t flags_parse(const flags_spec_t *spec, void *target, int argc, char **argv, char **envp,
-                           flags_positional_fn positional, flags_error_t *e);
+flags_status_t flags_parse(const flags_spec_t *spec, int argc, char **argv, char **envp, flags_error_t *e);
 
 /* The value of NAME=value in envp, or NULL. */
 const char *flags_env_lookup(char **envp, const char *name);
@@ -114,8 +126,8 @@ const char *flags_env_lookup(char **envp, const char *name);
 /* Parses "HOST:PORT", "[V6]:PORT" or ":PORT". Returns 0 on success. */
 int flags_parse_addr(const char *s, flags_addr_t *out);
 
-/* Renders the in_flags rows of target as "--name=value" items separated by
+/* Renders the in_flags rows as "--name=value" items separated by
  * spaces. Returns the length that was needed, like snprintf. */
-size_t flags_format(const flags_spec_t *spec, const void *target, char *buf, size_t len);
+size_t flags_format(const flags_spec_t *spec, char *buf, size_t len);
 
 #endif

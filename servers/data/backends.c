@@ -7,28 +7,87 @@
 #include "data/cache.h"
 #include "data/offload.h"
 
+const char *const backends_db_mode_names[] = {[BACKENDS_DB_ASYNC] = "async", [BACKENDS_DB_SYNC] = "sync", NULL};
+
+#define F(n, k, field, lo, hi, ch, mv, dflt, text, in)                                                              \
+    {.name = n, .kind = k, .offset = offsetof(backends_settings_t, field), .min = lo, .max = hi, .choices = ch,    \
+     .metavar = mv, .value = dflt, .help = text, .in_flags = in}
+
+/* In serve's --help they stand after --docroot */
+static const flags_def_t store_flags[] = {
+    F("db-url", FLAGS_STRING, db_url, 0, 0, NULL, "URL", PG_DEFAULT_URL,
+      "PostgreSQL connection string (libpq defaults / PG* env apply)", 0),
+    F("db-conns", FLAGS_INT, db_conns, 1, 64, NULL, "N", "2",
+      "PostgreSQL connections per worker (async mode; sync mode uses one)", 1),
+    F("db-mode", FLAGS_CHOICE, db_mode, 0, 0, backends_db_mode_names, "sync|async", "async",
+      "sync: a worker blocks on each query, one request at a time (php-fpm); async: pipelined, non-blocking", 1),
+    F("db-timeout", FLAGS_INT, db_timeout, 10, 600000, NULL, "MS", "5000",
+      "a query unanswered this long fails with 503 and its connection is replaced", 0),
+    F("db-latency-ms", FLAGS_INT, db_latency_ms, 0, 10000, NULL, "MS", "0",
+      "every PostgreSQL query waits MS ms before it is sent, as across a network to a remote database: "
+      "the worker blocks in sync mode (as a php-fpm child waits on its socket), a timer holds it in async mode",
+      1),
+    F("redis-url", FLAGS_STRING, redis_url, 0, 0, NULL, "URL", "redis://127.0.0.1:6379", "Redis used by the cache",
+      0),
+    F("redis-cache", FLAGS_BOOL, redis_cache, 0, 0, NULL, NULL, "off",
+      "cache-aside Redis cache in front of the store listing (make-delivery)", 1),
+    F("cache-ttl", FLAGS_INT, cache_ttl, 1, 86400 * 30, NULL, "SECONDS", "60", "lifetime of a cached listing", 1),
+    F("cache-timeout", FLAGS_INT, cache_timeout, 1, 60000, NULL, "MS", "100",
+      "a Redis call unanswered this long is abandoned and the listing comes from PostgreSQL", 0),
+    F("cache-local", FLAGS_BOOL, cache_local, 0, 0, NULL, NULL, "off",
+      "with --redis-cache: each worker also keeps the listings it read from Redis in memory, kept coherent "
+      "by Redis client-side caching (CLIENT TRACKING), so a hit skips the Redis round trip",
+      1),
+};
+
+/* In serve's --help it stands before --handler-mode */
+static const flags_def_t offload_flags[] = {
+    {.name = "offload-threads", .kind = FLAGS_INT, .offset = offsetof(backends_settings_t, offload_threads),
+     .max = 256, .metavar = "N", .value = "0", .shown = "0 (= workers)", .in_flags = 1,
+     .help = "threads for CPU-heavy work off the event loops (bcrypt in async mode, /work/* with --handler-mode "
+             "offload|pool)"},
+};
+
+#undef F
+
+static const char *check_settings(const void *target)
+{
+    const backends_settings_t *st = target;
+    if (st->cache_local && !st->redis_cache)
+        return "--cache-local: needs --redis-cache (it is a copy of Redis's entries)";
+    return NULL;
+}
+
+int backends_flags_register(backends_t *b, config_t *cfg)
+{
+    if (config_register(cfg, store_flags, sizeof(store_flags) / sizeof(store_flags[0]), &b->settings,
+                        "metrics-listen", check_settings) != 0 ||
+        config_register(cfg, offload_flags, 1, &b->settings, "handler-mode", NULL) != 0)
+        return -1;
+    return 0;
+}
+
 void backends_init(backends_t *b, server_t *s)
 {
-    memset(b, 0, sizeof(*b));
     b->server = s;
 }
 
 static void on_worker_start(server_worker_t *w, void *data)
 {
     backends_t *b = data;
-    const config_t *cfg = b->server->cfg;
+    const backends_settings_t *st = &b->settings;
     metrics_worker_t *m = &b->server->metrics.workers[w->index];
-    pg_settings_t pg = {cfg->db_url, cfg->db_conns, cfg->db_mode == CONFIG_DB_SYNC, cfg->db_timeout,
-                          cfg->db_latency_ms};
+    pg_settings_t pg = {st->db_url, st->db_conns, st->db_mode == BACKENDS_DB_SYNC, st->db_timeout,
+                        st->db_latency_ms};
 
     if ((w->pg = pg_pool_create(w->ctx.loop, &pg, &b->registry, m)) == NULL)
         h2o_fatal("cannot create the PostgreSQL pool");
     w->offload_pool = b->offload;
     if (b->offload != NULL && (w->offload = offload_receiver_create(b->server->queues[w->index])) == NULL)
         h2o_fatal("out of memory");
-    if (cfg->redis_cache) {
-        cache_settings_t cs = {cfg->redis_url, cfg->cache_timeout, cfg->db_mode == CONFIG_DB_SYNC, cfg->cache_local,
-                               cfg->cache_ttl};
+    if (st->redis_cache) {
+        cache_settings_t cs = {st->redis_url, st->cache_timeout, st->db_mode == BACKENDS_DB_SYNC, st->cache_local,
+                               st->cache_ttl};
         /* the URL was validated at startup, so NULL here is memory */
         if ((w->cache = cache_create(w->ctx.loop, &cs, m)) == NULL)
             h2o_fatal("cannot create the Redis client");
@@ -49,13 +108,14 @@ static void on_worker_stop(server_worker_t *w, void *data)
 int backends_attach(backends_t *b)
 {
     const config_t *cfg = b->server->cfg;
+    const backends_settings_t *st = &b->settings;
     /* Two users of the pool: async db mode moves bcrypt off the loops (sync
      * mode blocks a worker on everything, bcrypt included, like a php-fpm
      * child, so it has no use for it), and --handler-mode offload|pool runs
      * the /work/ endpoints there whatever the db mode, the two flags being separate
      * cases. Without either, no thread is started. */
-    if ((cfg->db_mode == CONFIG_DB_ASYNC || cfg->handler_mode != CONFIG_HANDLER_INLINE) &&
-        (b->offload = offload_pool_create(cfg->offload_threads > 0 ? cfg->offload_threads : cfg->workers)) == NULL)
+    if ((st->db_mode == BACKENDS_DB_ASYNC || cfg->handler_mode != CONFIG_HANDLER_INLINE) &&
+        (b->offload = offload_pool_create(st->offload_threads > 0 ? st->offload_threads : cfg->workers)) == NULL)
         return -1;
     for (size_t i = 0; i < b->registry.n; i++)
         b->query_names[i] = b->registry.stmts[i]->name;

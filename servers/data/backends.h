@@ -1,8 +1,10 @@
 /*
- * backends: gives every worker its PostgreSQL pool and (with --redis-cache)
- * its Redis client, built from the config on the worker's own thread, and
- * names the statements for the metrics. The apps register their statements
- * in the registry before the server runs.
+ * backends: the data layer's wiring. It owns the data layer's flags
+ * (--db-*, --redis-*, --cache-*, --offload-threads), registered on the
+ * config before it is parsed; gives every worker its PostgreSQL pool and
+ * (with --redis-cache) its Redis client, built from those settings on the
+ * worker's own thread; and names the statements for the metrics. The apps
+ * register their statements in the registry before the server runs.
  */
 #ifndef SUTLAB_BACKENDS_H
 #define SUTLAB_BACKENDS_H
@@ -10,13 +12,42 @@
 #include "core/server.h"
 #include "data/pg.h"
 
+typedef enum backends_db_mode {
+    BACKENDS_DB_ASYNC = 0,
+    BACKENDS_DB_SYNC,
+} backends_db_mode_t;
+
+/* --db-mode's words, by the enum's value, NULL-terminated */
+extern const char *const backends_db_mode_names[];
+
+/* The data layer's flags; strings point into argv, envp or static defaults. */
+typedef struct backends_settings {
+    const char *db_url;
+    int db_conns;
+    backends_db_mode_t db_mode;
+    int db_timeout;    /* ms a query may take before its connection is declared dead */
+    int db_latency_ms; /* added round trip per query: a database across a network */
+    const char *redis_url;
+    int redis_cache;
+    int cache_ttl;       /* seconds */
+    int cache_timeout;   /* ms before a Redis call is abandoned for PostgreSQL */
+    int cache_local;     /* a per-worker near cache in front of Redis */
+    int offload_threads; /* 0 = as many as workers */
+} backends_settings_t;
+
 typedef struct backends {
+    backends_settings_t settings; /* filled by config_parse() */
     server_t *server;
     pg_registry_t registry;
     const char *query_names[64];
     struct offload_pool *offload; /* async db mode or --handler-mode offload */
 } backends_t;
 
+/* Registers the data layer's flags on cfg, into b->settings. Call before
+ * config_parse(). Returns 0, or -1 (see config_register). */
+int backends_flags_register(backends_t *b, config_t *cfg);
+
+/* Ties b to the server; b->settings is kept. */
 void backends_init(backends_t *b, server_t *s);
 
 /* Call after the apps registered their statements, before server_run().

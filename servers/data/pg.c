@@ -890,6 +890,11 @@ void pg_query(pg_pool_t *pool, request_t *rq, const pg_statement_t *stmt, const 
         submit(pool, e);
 }
 
+int pg_pool_is_sync(const pg_pool_t *pool)
+{
+    return pool->settings.sync;
+}
+
 int pg_pool_is_up(pg_pool_t *pool)
 {
     if (pool->settings.sync) {

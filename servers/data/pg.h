@@ -81,6 +81,9 @@ typedef struct pg_result {
 /* Runs on the worker thread, only if the request still exists. */
 typedef void (*pg_callback_fn)(request_t *rq, const pg_result_t *result);
 
+/* The database of `sutlab serve` and `sutlab db` when no --db-url is given */
+#define PG_DEFAULT_URL "postgresql:///sutlab"
+
 typedef struct pg_settings {
     const char *url;
     int conns;
@@ -109,6 +112,10 @@ void pg_query(pg_pool_t *pool, request_t *rq, const pg_statement_t *stmt, const 
 
 /* 1 if at least one connection is usable now (for /readyz). */
 int pg_pool_is_up(pg_pool_t *pool);
+
+/* 1 in --db-mode sync: the worker blocks on its queries, so the apps run
+ * their CPU work inline too (as a php-fpm child would). */
+int pg_pool_is_sync(const pg_pool_t *pool);
 
 /* Pure: -1 if the result's columns are named `columns` (NULL-terminated),
  * in order and no more, else the index of the first that is not. Exposed

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "build_config.h"
-#include "core/config.h"
 #include "core/flags.h"
 #include "tools/migrate.h"
 #include "tools/pgutil.h"
@@ -27,7 +26,7 @@ typedef struct db_line {
  * and their defaults. Only --db-url and --migrations read the environment. */
 static const flags_def_t db_flags[] = {
     {.name = "db-url", .kind = FLAGS_STRING, .offset = offsetof(db_line_t, args.db_url), .metavar = "URL",
-     .value = CONFIG_DEFAULT_DB_URL, .env = "SUTLAB_DB_URL", .commands = EVERY_COMMAND},
+     .value = PG_DEFAULT_URL, .env = "SUTLAB_DB_URL", .commands = EVERY_COMMAND},
     {.name = "migrations", .kind = FLAGS_STRING, .offset = offsetof(db_line_t, args.migrations_dir),
      .metavar = "DIR", .value = SUTLAB_MIGRATIONS_DIR, .env = "SUTLAB_MIGRATIONS_DIR",
      .commands = 1u << DB_TOOL_MIGRATE},
@@ -42,6 +41,8 @@ static const flags_def_t db_flags[] = {
      .value = NUMBER(SEED_DEFAULT_BCRYPT_COST), .env = FLAGS_ENV_NONE, .commands = 1u << DB_TOOL_SEED},
 };
 
+#define NFLAGS (sizeof(db_flags) / sizeof(db_flags[0]))
+
 static const char *command_name(db_tool_command_t c)
 {
     switch (c) {
@@ -53,9 +54,9 @@ static const char *command_name(db_tool_command_t c)
 }
 
 /* indexes takes words: its action, then index names */
-static int take_word(void *target, const char *word)
+static int take_word(void *data, const char *word)
 {
-    db_line_t *line = target;
+    db_line_t *line = data;
     if (line->args.command != DB_TOOL_INDEXES)
         return -1;
     if (line->action == NULL) {
@@ -153,14 +154,17 @@ static db_tool_parse_result_t check_words(db_line_t *line, char *err, size_t err
 db_tool_parse_result_t db_tool_parse(db_tool_args_t *args, int argc, char **argv, char **envp, char *err,
                                      size_t errlen)
 {
-    flags_spec_t spec = {.defs = db_flags, .ndefs = sizeof(db_flags) / sizeof(db_flags[0]),
-                         .empty_is_missing = 1, .env_empty_ignored = 1};
     db_line_t line;
+    flags_row_t rows[NFLAGS];
+    flags_spec_t spec = {.rows = rows, .nrows = NFLAGS, .positional = take_word, .positional_data = &line,
+                         .empty_is_missing = 1, .env_empty_ignored = 1};
     flags_error_t e;
     db_tool_parse_result_t rc;
 
     memset(&line, 0, sizeof(line));
-    flags_defaults(&spec, &line, &e); /* the table's own defaults: they pass its checks */
+    for (size_t i = 0; i < NFLAGS; i++)
+        rows[i] = (flags_row_t){&db_flags[i], &line};
+    flags_defaults(&spec, &e); /* the table's own defaults: they pass its checks */
     *args = line.args;
     if (argc < 2) {
         snprintf(err, errlen, "missing command (migrate, seed or indexes)");
@@ -171,7 +175,7 @@ db_tool_parse_result_t db_tool_parse(db_tool_args_t *args, int argc, char **argv
         return rc;
     }
     spec.command = line.args.command;
-    switch (flags_parse(&spec, &line, argc - 1, argv + 1, envp, take_word, &e)) {
+    switch (flags_parse(&spec, argc - 1, argv + 1, envp, &e)) {
     case FLAGS_OK:
         rc = check_words(&line, err, errlen);
         break;
@@ -190,7 +194,7 @@ db_tool_parse_result_t db_tool_parse(db_tool_args_t *args, int argc, char **argv
 void db_tool_print_help(FILE *out, db_tool_command_t command)
 {
     static const char common[] =
-        "  --db-url URL        PostgreSQL connection URL (default: $SUTLAB_DB_URL, else " CONFIG_DEFAULT_DB_URL ")\n"
+        "  --db-url URL        PostgreSQL connection URL (default: $SUTLAB_DB_URL, else " PG_DEFAULT_URL ")\n"
         "  --help              this help\n";
     switch (command) {
     case DB_TOOL_MIGRATE:

@@ -6,7 +6,7 @@
  *   sutlab db seed --size tiny|small|medium|large [--seed N] [--force] [--bcrypt-cost N]
  *   sutlab db indexes off|on [NAME ...] | status
  * each with --db-url URL (default: $SUTLAB_DB_URL, else serve's default,
- * CONFIG_DEFAULT_DB_URL) and --help. The line is read by core/flags, the
+ * PG_DEFAULT_URL) and --help. The line is read by core/flags, the
  * parser of `sutlab serve` too.
  *
  * Exit status: 0 done; 1 the work failed (unreachable server, failing

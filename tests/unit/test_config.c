@@ -2,15 +2,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apps/board/board.h"
 #include "core/config.h"
+#include "data/backends.h"
 #include "unit_run.h"
 
 static char err[512];
+static backends_t backends; /* the data layer's flags land in backends.settings */
 
-/* argv helper: argv[0] is the subcommand, as config_parse expects */
+/* argv helper: argv[0] is the subcommand, as config_parse expects. The
+ * layers register their flags as main.c has them do. */
 static config_result_t parse(config_t *cfg, char **envp, int argc, char **argv)
 {
     err[0] = '\0';
+    config_init(cfg);
+    ck_assert_int_eq(board_flags_register(cfg), 0);
+    ck_assert_int_eq(backends_flags_register(&backends, cfg), 0);
     return config_parse(cfg, argc, argv, envp, 4, err, sizeof(err));
 }
 
@@ -23,14 +30,14 @@ START_TEST(defaults_follow_the_spec)
     ck_assert_str_eq(cfg.listen[0].host, "0.0.0.0");
     ck_assert_uint_eq(cfg.listen[0].port, 8080);
     ck_assert_int_eq(cfg.workers, 4); /* = CPUs */
-    ck_assert_int_eq(cfg.db_conns, 2);
+    ck_assert_int_eq(backends.settings.db_conns, 2);
     ck_assert_int_eq(cfg.keepalive_timeout, 10);
     ck_assert_int_eq(cfg.backlog, 1024);
     ck_assert_int_eq(cfg.gzip, 0);
     ck_assert_int_eq(cfg.log, CONFIG_LOG_OFF);
     ck_assert_ptr_null(cfg.log_file);
-    ck_assert_str_eq(cfg.db_url, "postgresql:///sutlab");
-    ck_assert_str_eq(cfg.redis_url, "redis://127.0.0.1:6379");
+    ck_assert_str_eq(backends.settings.db_url, "postgresql:///sutlab");
+    ck_assert_str_eq(backends.settings.redis_url, "redis://127.0.0.1:6379");
     ck_assert_int_eq(cfg.has_metrics_listen, 0);
 }
 END_TEST
@@ -219,16 +226,16 @@ START_TEST(cache_local_needs_the_redis_cache)
     ck_assert_ptr_nonnull(strstr(err, "--redis-cache"));
     char *a2[] = {"serve", "--redis-cache", "--cache-local"};
     ck_assert_int_eq(parse(&cfg, NULL, 3, a2), CONFIG_OK);
-    ck_assert_int_eq(cfg.cache_local, 1);
+    ck_assert_int_eq(backends.settings.cache_local, 1);
     config_format_flags(&cfg, buf, sizeof(buf));
     ck_assert_ptr_nonnull(strstr(buf, "--cache-local=on"));
     /* off by default, and either source satisfies the other */
     char *a3[] = {"serve", "--redis-cache"};
     ck_assert_int_eq(parse(&cfg, NULL, 2, a3), CONFIG_OK);
-    ck_assert_int_eq(cfg.cache_local, 0);
+    ck_assert_int_eq(backends.settings.cache_local, 0);
     char *env[] = {"SUTLAB_REDIS_CACHE=on", "SUTLAB_CACHE_LOCAL=on", NULL};
     ck_assert_int_eq(parse(&cfg, env, 1, a1), CONFIG_OK);
-    ck_assert_int_eq(cfg.cache_local, 1);
+    ck_assert_int_eq(backends.settings.cache_local, 1);
     char *a4[] = {"serve", "--no-redis-cache"};
     ck_assert_int_eq(parse(&cfg, env, 2, a4), CONFIG_ERROR);
 }

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/config.h"
 #include "tools/db_tool.h"
 #include "tools/migrate.h"
 #include "tools/pgcopy.h"
@@ -176,7 +175,7 @@ START_TEST(parse_commands_and_defaults)
 
     ck_assert_int_eq(parse(&a, envp_none, err, "db", "migrate", NULL), DB_TOOL_PARSE_OK);
     ck_assert_int_eq(a.command, DB_TOOL_MIGRATE);
-    ck_assert_str_eq(a.db_url, CONFIG_DEFAULT_DB_URL);
+    ck_assert_str_eq(a.db_url, PG_DEFAULT_URL);
     ck_assert_int_eq(parse(&a, env, err, "db", "migrate", NULL), DB_TOOL_PARSE_OK);
     ck_assert_str_eq(a.db_url, "postgresql://h/envdb");
     ck_assert_str_eq(a.migrations_dir, "/m");

@@ -8,10 +8,22 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "apps/board/board.h"
 #include "core/config.h"
 #include "core/flags.h"
+#include "data/backends.h"
 #include "tools/db_tool.h"
 #include "unit_run.h"
+
+/* serve's flags: the core's, then the layers', as main.c registers them */
+static config_result_t serve_parse(config_t *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+    static backends_t backends;
+    config_init(cfg);
+    ck_assert_int_eq(board_flags_register(cfg), 0);
+    ck_assert_int_eq(backends_flags_register(&backends, cfg), 0);
+    return config_parse(cfg, argc, argv, NULL, 2, err, errlen);
+}
 
 #define MAXARGS 8
 
@@ -47,7 +59,7 @@ START_TEST(serve_lines_parse_or_say_why)
         config_t cfg;
         for (; argc <= MAXARGS && serve_lines[i].argv[argc - 1] != NULL; argc++)
             argv[argc] = (char *)serve_lines[i].argv[argc - 1];
-        ck_assert_msg(config_parse(&cfg, argc, argv, NULL, 2, err, sizeof(err)) == serve_lines[i].result,
+        ck_assert_msg(serve_parse(&cfg, argc, argv, err, sizeof(err)) == serve_lines[i].result,
                       "serve line %zu: %s", i, err);
         if (serve_lines[i].err != NULL)
             ck_assert_str_eq(err, serve_lines[i].err);
@@ -124,18 +136,21 @@ static int take(void *target, const char *word)
 
 START_TEST(defaults_env_and_line)
 {
-    flags_spec_t spec = {.defs = defs, .ndefs = 5, .command = 1};
     opts_t o;
+    flags_row_t rows[5];
+    flags_spec_t spec = {.rows = rows, .nrows = 5, .command = 1, .positional = take, .positional_data = &o};
     flags_error_t e;
     char *env[] = {"SUTLAB_N=5", "BIG=18446744073709551615", "SUTLAB_SW=1", NULL};
     char *argv[] = {"x", "--no-on", "w1", "--sw", "--s", "v", "w2"};
 
+    for (size_t i = 0; i < 5; i++)
+        rows[i] = (flags_row_t){&defs[i], &o};
     memset(&o, 0, sizeof(o));
-    ck_assert_int_eq(flags_defaults(&spec, &o, &e), FLAGS_OK);
+    ck_assert_int_eq(flags_defaults(&spec, &e), FLAGS_OK);
     ck_assert_int_eq(o.n, 3);
     ck_assert_int_eq(o.on, 1);
     ck_assert_uint_eq(o.big, 7);
-    ck_assert_int_eq(flags_parse(&spec, &o, 7, argv, env, take, &e), FLAGS_OK);
+    ck_assert_int_eq(flags_parse(&spec, 7, argv, env, &e), FLAGS_OK);
     ck_assert_int_eq(o.n, 5); /* from the environment */
     ck_assert_uint_eq(o.big, UINT64_MAX);
     ck_assert_int_eq(o.on, 0);
@@ -145,12 +160,13 @@ START_TEST(defaults_env_and_line)
     ck_assert_str_eq(o.words[1], "w2");
 
     char *third[] = {"x", "a", "b", "c"};
-    ck_assert_int_eq(flags_parse(&spec, &o, 4, third, NULL, take, &e), FLAGS_POSITIONAL);
+    ck_assert_int_eq(flags_parse(&spec, 4, third, NULL, &e), FLAGS_POSITIONAL);
     spec.command = 0; /* --sw belongs to command 1 only */
+    spec.positional = NULL;
     char *other[] = {"x", "--sw"};
-    ck_assert_int_eq(flags_parse(&spec, &o, 2, other, NULL, NULL, &e), FLAGS_UNKNOWN);
+    ck_assert_int_eq(flags_parse(&spec, 2, other, NULL, &e), FLAGS_UNKNOWN);
     char *bad[] = {"x", "--n", "10"};
-    ck_assert_int_eq(flags_parse(&spec, &o, 3, bad, NULL, NULL, &e), FLAGS_BAD_VALUE);
+    ck_assert_int_eq(flags_parse(&spec, 3, bad, NULL, &e), FLAGS_BAD_VALUE);
     ck_assert_str_eq(e.origin, "--n");
     ck_assert_str_eq(e.value, "10");
 }
@@ -160,7 +176,7 @@ START_TEST(format_lists_in_flags_rows)
 {
     config_t cfg;
     char *argv[] = {"serve", "--db-mode", "sync"}, err[256], buf[2048];
-    ck_assert_int_eq(config_parse(&cfg, 3, argv, NULL, 2, err, sizeof(err)), CONFIG_OK);
+    ck_assert_int_eq(serve_parse(&cfg, 3, argv, err, sizeof(err)), CONFIG_OK);
     config_format_flags(&cfg, buf, sizeof(buf));
     ck_assert_ptr_nonnull(strstr(buf, "--workers=2 --db-conns=2 --db-mode=sync"));
     ck_assert_ptr_nonnull(strstr(buf, "--offload-threads=0"));

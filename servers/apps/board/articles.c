@@ -199,14 +199,14 @@ static void on_page(request_t *rq, const pg_result_t *res)
         return;
     }
     int rows = PQntuples(res->res);
-    if (!rq->worker->server->cfg->count_pagination && rows > st->limit) {
+    if (!board_settings.count_pagination && rows > st->limit) {
         st->more = 1;
         rows = (int)st->limit;
     }
     st->returned = rows;
     /* An empty page past the end says nothing of the total (offset would
      * overstate it): only then, without --count-pagination, count. */
-    if (!st->failed && rows == 0 && st->offset > 0 && !rq->worker->server->cfg->count_pagination) {
+    if (!st->failed && rows == 0 && st->offset > 0 && !board_settings.count_pagination) {
         st->pending++;
         pg_query(rq->worker->pg, rq, st->count_stmt, st->filter, on_count);
     }
@@ -225,7 +225,7 @@ static void on_page(request_t *rq, const pg_result_t *res)
 static void list_as(request_t *rq, long long viewer)
 {
     list_state_t *st = rq->app;
-    int counting = rq->worker->server->cfg->count_pagination;
+    int counting = board_settings.count_pagination;
     int nfilters = (st->tag != NULL) + (st->author != NULL) + (st->favorited != NULL);
     const pg_statement_t *list, *count;
     const char *page[6] = {app_itoa(rq, viewer), app_itoa(rq, counting ? st->limit : st->limit + 1),

@@ -14,6 +14,10 @@
 #include "core/server.h"
 #include "data/pg.h"
 
+/* Adds the board's flags (--count-pagination, --bcrypt-cost) to serve's,
+ * before config_parse(). Returns 0, or -1 (see config_register). */
+int board_flags_register(config_t *cfg);
+
 /* Adds the routes and statements. Returns 0, or -1 if one was rejected. */
 int board_register(server_t *s, pg_registry_t *reg);
 

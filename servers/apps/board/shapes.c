@@ -6,6 +6,8 @@
 #include "apps/common/app.h"
 #include "core/respond.h"
 
+board_settings_t board_settings;
+
 const char *const board_article_columns[BOARD_ARTICLE_NCOLUMNS + 1] = {
     [BOARD_ARTICLE_ID] = "id",
     [BOARD_ARTICLE_SLUG] = "slug",

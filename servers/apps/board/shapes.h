@@ -15,6 +15,15 @@
 #include "core/server.h"
 #include "data/pg.h"
 
+/* The board's flags, registered by board_flags_register() and filled by
+ * config_parse() before the server starts; read-only after. */
+typedef struct board_settings {
+    int count_pagination; /* exact count(*) for articlesCount (Laravel paginate()) */
+    int bcrypt_cost;      /* of password hashes at register/login */
+} board_settings_t;
+
+extern board_settings_t board_settings;
+
 /* Timestamps as RealWorld clients expect them: UTC, milliseconds, 'Z'. */
 #define BOARD_TIME(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 

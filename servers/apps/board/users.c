@@ -172,7 +172,7 @@ static int post_users(h2o_req_t *req, request_t *rq)
     strcpy(job->username, username);
     strcpy(job->email, email);
     strcpy(job->password, password);
-    job->cost = rq->worker->server->cfg->bcrypt_cost;
+    job->cost = board_settings.bcrypt_cost;
     json_decref(doc);
     app_offload(rq, hash_for_register, hashed_for_register, job);
     return 0;
@@ -445,7 +445,7 @@ static void put_user_as(request_t *rq, long long user_id)
     if (job == NULL)
         h2o_fatal("out of memory");
     strcpy(job->password, password);
-    job->cost = rq->worker->server->cfg->bcrypt_cost;
+    job->cost = board_settings.bcrypt_cost;
     json_decref(doc);
     app_offload(rq, hash_for_update, hashed_for_update, job);
 }

@@ -162,7 +162,7 @@ int app_is_utf8(const char *s, size_t len)
 void app_offload(request_t *rq, void (*work)(void *arg), void (*done)(request_t *rq, void *arg), void *arg)
 {
     server_worker_t *w = rq->worker;
-    if (w->offload_pool == NULL || w->server->cfg->db_mode == CONFIG_DB_SYNC) {
+    if (w->offload_pool == NULL || pg_pool_is_sync(w->pg)) {
         work(arg);
         done(rq, arg);
         return;
