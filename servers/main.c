@@ -21,7 +21,7 @@
 #include "core/config.h"
 #include "core/server.h"
 #include "data/backends.h"
-#include "data/cache.h"
+#include "data/cache/cache.h"
 #include "tools/db_tool.h"
 
 extern char **environ;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/cache.h"
+#include "data/cache/cache.h"
 #include "data/offload.h"
 
 const char *const backends_db_mode_names[] = {[BACKENDS_DB_ASYNC] = "async", [BACKENDS_DB_SYNC] = "sync", NULL};

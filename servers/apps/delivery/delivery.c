@@ -9,7 +9,7 @@
 #include "core/jsonw.h"
 #include "core/query.h"
 #include "core/respond.h"
-#include "data/cache.h"
+#include "data/cache/cache.h"
 
 /* Column order shared by every statement that returns stores, then the
  * menu columns of a store's own page: enum store_column, whose names

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "core/respond.h"
-#include "data/cache.h"
+#include "data/cache/cache.h"
 #include "data/pg.h"
 
 /* The Laravel health check: no database, no cache, no JSON. */

@@ -1,13 +1,13 @@
-#include "data/cache_blocking.h"
+#include "data/cache/cache_blocking.h"
 
 #include <hiredis/hiredis.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "data/cache_conn.h"
-#include "data/cache_dels.h"
-#include "data/cache_reply.h"
+#include "data/cache/cache_conn.h"
+#include "data/cache/cache_dels.h"
+#include "data/cache/cache_reply.h"
 
 struct cache_blocking {
     char host[256];

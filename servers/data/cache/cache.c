@@ -6,19 +6,19 @@
  * connection, and tells cache_near how that went and whether the connection
  * still vouches for the copy.
  */
-#include "data/cache.h"
+#include "data/cache/cache.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/cache_adapter.h"
-#include "data/cache_blocking.h"
-#include "data/cache_conn.h"
-#include "data/cache_dels.h"
-#include "data/cache_near.h"
-#include "data/cache_reply.h"
+#include "data/cache/cache_adapter.h"
+#include "data/cache/cache_blocking.h"
+#include "data/cache/cache_conn.h"
+#include "data/cache/cache_dels.h"
+#include "data/cache/cache_near.h"
+#include "data/cache/cache_reply.h"
 
 struct cache_client {
     h2o_evloop_t *loop;

@@ -17,6 +17,12 @@
  * Callers see no difference: a hit is a hit.
  *
  * Threading: one client per worker, used only on that worker's thread.
+ *
+ * This is the one header of data/cache/ that the rest of the server
+ * includes; the folder's other files are its inside: cache.c the client and
+ * its connection on the loop, cache_blocking the sync-mode one, cache_near +
+ * localcache the --cache-local copy, and what the connections share
+ * (cache_reply, cache_dels, cache_adapter, cache_conn).
  */
 #ifndef SUTLAB_CACHE_H
 #define SUTLAB_CACHE_H

@@ -1,6 +1,6 @@
 /* hiredis asks for read/write interest and we translate that to the
  * worker's loop. */
-#include "data/cache_adapter.h"
+#include "data/cache/cache_adapter.h"
 
 #include <unistd.h>
 

@@ -14,8 +14,8 @@
 #define SUTLAB_CACHE_BLOCKING_H
 
 #include "core/metrics.h"
-#include "data/cache.h"
-#include "data/cache_near.h"
+#include "data/cache/cache.h"
+#include "data/cache/cache_near.h"
 
 typedef struct cache_blocking cache_blocking_t;
 

@@ -1,4 +1,4 @@
-#include "data/localcache.h"
+#include "data/cache/localcache.h"
 
 #include <stddef.h>
 #include <stdlib.h>

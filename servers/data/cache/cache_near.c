@@ -22,16 +22,16 @@
  * tracks a key once that connection writes it, so our own fills would
  * silently end the tracking of entries already copied.
  */
-#include "data/cache_near.h"
+#include "data/cache/cache_near.h"
 
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/cache_adapter.h"
-#include "data/cache_conn.h"
-#include "data/localcache.h"
+#include "data/cache/cache_adapter.h"
+#include "data/cache/cache_conn.h"
+#include "data/cache/localcache.h"
 
 #define NEAR_MAX_BYTES ((size_t)64 << 20) /* per worker */
 #define NEAR_MAX_KEYS 65536

@@ -1,4 +1,4 @@
-#include "data/cache_reply.h"
+#include "data/cache/cache_reply.h"
 
 cache_status_t cache_reply_status(const redisReply *r)
 {

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "core/metrics.h"
-#include "data/cache.h"
+#include "data/cache/cache.h"
 
 /* A string is a hit and nil a miss; anything else, no reply included, is an
  * error. */

@@ -1,9 +1,9 @@
-#include "data/cache_dels.h"
+#include "data/cache/cache_dels.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/cache_near.h"
+#include "data/cache/cache_near.h"
 
 void cache_dels_keep(cache_dels_t *d, const char *key)
 {

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "data/cache.h"
+#include "data/cache/cache.h"
 
 #define CACHE_MAX_PENDING_DELS 256
 
