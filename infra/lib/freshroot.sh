@@ -103,7 +103,9 @@ EOF
 # The first process of the namespaces (PID 1, still seeing this machine's filesystem): the root's
 # mounts as a machine has them, then the stage's script by chroot, waited for (PID 1 reaps the
 # orphans daemons leave). When it exits, the kernel kills everything left in the PID namespace and
-# drops its mounts. /dev is devtmpfs (the kernel's one instance, as on any machine), with its own
+# drops its mounts. The root is bound onto itself first: on a machine / is a mount point, and
+# podman's storage makes it private before unpacking a layer (in a plain chroot: "remount /, flags:
+# 0x44000: invalid argument"). /dev is devtmpfs (the kernel's one instance, as on any machine), with its own
 # devpts instance; /run and /dev/shm are new tmpfs; /tmp stays the root's own directory (Debian 12
 # keeps /tmp on the root filesystem); /sys/fs/cgroup is this machine's (podman needs the cgroups).
 # Arguments: ROOTFS APTCACHE CHECKOUT SCRIPT [VAR=VALUE...] (CHECKOUT: bound read-only on
@@ -113,6 +115,7 @@ FR_NS_INIT='
 set -eu
 r=$1 apt=$2 checkout=$3 script=$4
 shift 4
+mount --bind "$r" "$r"
 mount -t proc -o nosuid,nodev,noexec proc "$r/proc"
 mount -t sysfs -o nosuid,nodev,noexec sysfs "$r/sys"
 mount --rbind /sys/fs/cgroup "$r/sys/fs/cgroup"
@@ -170,7 +173,8 @@ fr_procs_inside() {
   return 0
 }
 
-# fr_cleanup: at exit, the stage still running stopped (killing our unshare kills its namespace),
+# fr_cleanup: at exit, the stage still running stopped (SIGKILL to our unshare, which blocks SIGTERM
+# while it waits; --kill-child then kills the namespace's first process, and the kernel the rest),
 # then the root removed unless --keep: only once nothing runs in it and nothing is mounted below
 # it (rm_tree checks with findmnt), never through a mount.
 fr_cleanup() {
@@ -178,7 +182,7 @@ fr_cleanup() {
   trap - EXIT INT TERM
   set +e
   if [ -n "$FR_PID" ] && kill -0 "$FR_PID" 2>/dev/null; then
-    kill -TERM "$FR_PID" 2>/dev/null
+    kill -KILL "$FR_PID" 2>/dev/null
     wait "$FR_PID" 2>/dev/null
   fi
   while [ -n "$(fr_procs_inside)" ] && [ "$n" -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
@@ -251,7 +255,7 @@ part lab "$(missing_cmds lab "${LAB_CMDS[@]}")"
 t=$SECONDS
 mapfile -t opt < <(for e in "${LAB_OPTION_CMDS[@]}"; do printf "%s\n" "${e##*:}"; done | sort -u)
 ensure_pkgs "${opt[@]}" 3>&-
-report "  installed ${opt[*]} (infra/lab up --tls, --lb haproxy|nginx, --netns): $((SECONDS - t)) s"
+report "  installed ${opt[*]} (the options of infra/lab up): $((SECONDS - t)) s"
 part lab "$(missing_cmds lab "${LAB_OPTION_CMDS[@]}")"
 t=$SECONDS
 ensure_pkgs "${CONTAINER_PKGS[@]}" 3>&-
