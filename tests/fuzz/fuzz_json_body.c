@@ -33,9 +33,9 @@ typedef struct field {
 } field_t;
 
 /* The fields and limits of each endpoint (servers/apps/board/ and servers/apps/delivery/delivery.c). */
-static const field_t f_register[] = {{"username", 64, 1}, {"email", 254, 1}, {"password", 72, 1}, {NULL, 0, 0}};
-static const field_t f_login[] = {{"email", 254, 1}, {"password", 72, 1}, {NULL, 0, 0}};
-static const field_t f_update_user[] = {{"email", 254, 0}, {"username", 64, 0}, {"password", 72, 0},
+static const field_t f_register[] = {{"username", 64, 1}, {"email", 254, 1}, {"password", 256, 1}, {NULL, 0, 0}};
+static const field_t f_login[] = {{"email", 254, 1}, {"password", 256, 1}, {NULL, 0, 0}};
+static const field_t f_update_user[] = {{"email", 254, 0}, {"username", 64, 0}, {"password", 256, 0},
                                         {"bio", 10000, 0},  {"image", 2000, 0},   {NULL, 0, 0}};
 static const field_t f_article[] = {{"title", 200, 1}, {"description", 1000, 1}, {"body", 100000, 1}, {NULL, 0, 0}};
 static const field_t f_article_update[] = {

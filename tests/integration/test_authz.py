@@ -248,9 +248,9 @@ class ErrorBodies(AuthzCase):
             ("GET", "/api/profiles/nobody-" + random_token()[:8], None, None, None, 404),
             ("PATCH", "/api/user", {}, None, tok, 405),
             ("POST", "/api/users", {"user": {"username": self.alice["username"], "email": "x@y.z",
-                                             "password": "p"}}, None, None, 409),
+                                             "password": "pass-word"}}, None, None, 409),
             ("POST", "/api/users", {"user": {"username": "fresh" + random_token()[:6], "email": self.alice["email"],
-                                             "password": "p"}}, None, None, 409),
+                                             "password": "pass-word"}}, None, None, 409),
             ("PUT", "/api/user", {"user": {"username": self.bob["username"]}}, None, tok, 422),  # no 409 in the spec
             ("POST", "/api/articles", None, b"x", tok, 415),
             ("POST", "/api/articles", {"article": {"title": 5}}, None, tok, 422),

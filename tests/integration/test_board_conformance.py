@@ -79,7 +79,7 @@ class ConformanceCore:
     def test_user_documents_carry_null_bio_and_image(self):
         name = unique("Nul")
         email = name.lower() + "@example.org"
-        r = self.call("POST", "/api/users", {"user": {"username": name, "email": email, "password": "pw-null"}},
+        r = self.call("POST", "/api/users", {"user": {"username": name, "email": email, "password": "pw-null-bio"}},
                       expect=201)
         user = r.json["user"]
         check_schema(self, user, USER, "user")
@@ -87,7 +87,7 @@ class ConformanceCore:
         self.assertEqual(user, {"email": email, "token": user["token"], "username": name, "bio": None, "image": None})
         uid = self.user_id(name)
         self.assertEqual(self.scalar("SELECT bio IS NULL AND image IS NULL FROM users WHERE id = %d" % uid), "t")
-        login = self.login(email, "pw-null").json["user"]
+        login = self.login(email, "pw-null-bio").json["user"]
         self.assertRegex(login["token"], TOKEN_RE)
         self.assertEqual(login, {"email": email, "token": login["token"], "username": name, "bio": None,
                                  "image": None})
@@ -243,26 +243,39 @@ class ConformanceCore:
         self.assertEqual(self.user_row(uid), before)
         users = self.count("users")
         r = self.call("POST", "/api/users", {"user": {"username": a["username"], "email": unique("d") + "@x.org",
-                                                      "password": "pw"}})
+                                                      "password": "pass-word"}})
         self.exact(r, 409, taken("username"))
-        r = self.call("POST", "/api/users", {"user": {"username": unique("d"), "email": a["email"], "password": "pw"}})
+        r = self.call("POST", "/api/users", {"user": {"username": unique("d"), "email": a["email"], "password": "pass-word"}})
         self.exact(r, 409, taken("email"))
         self.assertEqual(self.count("users"), users)
 
-    def test_password_has_no_minimum_beyond_one_byte(self):
-        """The spec sets no password rule: one byte registers and logs in, "" is blank, on register and update."""
-        user, token, _ = self.register(password="a")
-        self.assertEqual(self.login(user["email"], "a").json["user"]["username"], user["username"])
+    def test_password_rule(self):
+        """NIST SP 800-63B 5.1.1.2 (issue 30): at least 8 characters, counted as characters, not
+        bytes; no composition rule; "" is blank; on register and on update, where a refusal
+        changes nothing and the old password still logs in."""
+        too_short = {"errors": {"password": ["is too short (minimum is 8 characters)"]}}
         users = self.count("users")
+        for short in ("a", "1234567", "\u00e9" * 7):
+            r = self.call("POST", "/api/users", {"user": {"username": unique("p"), "email": unique("p") + "@x.org",
+                                                          "password": short}})
+            self.exact(r, 422, too_short)
         r = self.call("POST", "/api/users", {"user": {"username": unique("p"), "email": unique("p") + "@x.org",
                                                       "password": ""}})
         self.exact(r, 422, blank("password"))
         self.assertEqual(self.count("users"), users)
-        r = self.call("PUT", "/api/user", {"user": {"password": "b"}}, token=token, expect=200)
+        user, token, _ = self.register(password="12345678")  # eight digits: no composition rule
+        self.login(user["email"], "12345678", expect=200)
+        uid = int(self.scalar("SELECT id FROM users WHERE email = %s" % sql_lit(user["email"])))
+        before = self.user_row(uid)
+        self.exact(self.call("PUT", "/api/user", {"user": {"password": "short"}}, token=token), 422, too_short)
+        self.assertEqual(self.user_row(uid), before)
+        self.login(user["email"], "12345678", expect=200)
+        eight = "\u00e9" * 8  # 8 characters, 16 bytes
+        r = self.call("PUT", "/api/user", {"user": {"password": eight}}, token=token, expect=200)
         self.assertEqual(r.json, {"user": {"email": user["email"], "token": token, "username": user["username"],
                                            "bio": None, "image": None}})
-        self.login(user["email"], "b", expect=200)
-        self.login(user["email"], "a", expect=401)
+        self.login(user["email"], eight, expect=200)
+        self.login(user["email"], "12345678", expect=401)
 
     # -- the remaining deliberate differences (docs/board-api.md), pinned
 

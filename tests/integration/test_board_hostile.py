@@ -74,7 +74,7 @@ class Hostile(BoardCase):
         def valid(path):
             return {
                 "/api/users": lambda: {"user": {"username": unique("wt"), "email": unique("wt") + "@x.org",
-                                                "password": "pw"}},
+                                                "password": "pass-word"}},
                 "/api/users/login": lambda: {"user": {"email": self.user["email"], "password": self.password}},
                 "/api/user": lambda: {"user": {}},
                 "/api/articles": lambda: {"article": {"title": "t", "description": "d", "body": "b",
@@ -111,9 +111,9 @@ class Hostile(BoardCase):
         big = "x" * (600 * 1024)  # under the 1 MiB body limit, over every field limit
         for method, path, token, doc in (
                 ("POST", "/api/users", None, {"user": {"username": big, "email": unique("h") + "@x.org",
-                                                       "password": "pw"}}),
+                                                       "password": "pass-word"}}),
                 ("POST", "/api/users", None, {"user": {"username": unique("h"), "email": big + "@x.org",
-                                                       "password": "pw"}}),
+                                                       "password": "pass-word"}}),
                 ("POST", "/api/users", None, {"user": {"username": unique("h"), "email": unique("h") + "@x.org",
                                                        "password": big}}),
                 ("POST", "/api/users/login", None, {"user": {"email": big[:400000], "password": big[:400000]}}),
@@ -192,7 +192,7 @@ class Hostile(BoardCase):
         self.assert_unchanged()
 
     def test_invalid_utf8_400(self):
-        good = {"/api/users": b'{"user":{"username":"%s","email":"e%s@x.org","password":"pw"}}',
+        good = {"/api/users": b'{"user":{"username":"%s","email":"e%s@x.org","password":"pass-word"}}',
                 "/api/articles": b'{"article":{"title":"%s","description":"d%s","body":"b"}}'}
         for bad in (b"\xff\xfe", b"\xc0\xaf", b"\xe2\x82", b"\xed\xa0\x80", b"\xe9t\xe9", b"\xf8\x88\x80\x80\x80",
                     b"ok\x80"):
@@ -203,7 +203,7 @@ class Hostile(BoardCase):
             r = self.call("POST", self.slug_path + "/comments", raw=b'{"comment":{"body":"' + bad + b'"}}',
                           token=self.token)
             self.errors(r, 400)
-            r = self.call("POST", "/api/users", raw=b'{"user":{"user' + bad + b'name":"a","email":"a@b.c","password":"p"}}')
+            r = self.call("POST", "/api/users", raw=b'{"user":{"user' + bad + b'name":"a","email":"a@b.c","password":"pass-word"}}')
             self.errors(r, 400)
         # escaped lone surrogates are not text either
         for esc in (b"\\ud800", b"\\udfff", b"a\\ud800b"):
@@ -237,9 +237,9 @@ class Hostile(BoardCase):
     def test_duplicate_keys_400(self):
         u = unique("dup")
         for path, raw, token in (
-                ("/api/users", ('{"user":{"username":"%s","username":"%s2","email":"%s@x.org","password":"pw"}}'
+                ("/api/users", ('{"user":{"username":"%s","username":"%s2","email":"%s@x.org","password":"pass-word"}}'
                                 % (u, u, u)).encode(), None),
-                ("/api/users", ('{"user":{"username":"%s","email":"%s@x.org","password":"pw"},"user":{}}'
+                ("/api/users", ('{"user":{"username":"%s","email":"%s@x.org","password":"pass-word"},"user":{}}'
                                 % (u, u)).encode(), None),
                 ("/api/users/login", ('{"user":{"email":"%s","email":"x@y.z","password":"%s"}}'
                                       % (self.user["email"], self.password)).encode(), None),
@@ -251,7 +251,7 @@ class Hostile(BoardCase):
     def test_nul_escape_rejected(self):
         u = unique("nul")
         for path, raw, token in (
-                ("/api/users", ('{"user":{"username":"%s\\u0000x","email":"%s@x.org","password":"pw"}}'
+                ("/api/users", ('{"user":{"username":"%s\\u0000x","email":"%s@x.org","password":"pass-word"}}'
                                 % (u, u)).encode(), None),
                 ("/api/users", ('{"user":{"username":"%s","email":"%s@x.org","password":"p\\u0000w"}}'
                                 % (u, u)).encode(), None),

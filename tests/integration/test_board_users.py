@@ -23,7 +23,7 @@ class UsersCore:
     def test_register_201_user_and_stored_session(self):
         name = unique("Reg")
         email = name.lower() + "@example.org"
-        r = self.call("POST", "/api/users", {"user": {"username": name, "email": email, "password": "s3cret!"}},
+        r = self.call("POST", "/api/users", {"user": {"username": name, "email": email, "password": "s3cret!!"}},
                       expect=201)
         user = r.json["user"]
         check_schema(self, user, USER, "user")
@@ -38,7 +38,7 @@ class UsersCore:
         self.assertEqual(len(row), 1, row)
         uid, pwhash, bio, image_null = row[0]  # psql prints NULL as ""
         self.assertTrue(pwhash.startswith("$2b$%02d$" % BCRYPT_COST), pwhash)
-        self.assertNotIn("s3cret!", pwhash)
+        self.assertNotIn("s3cret!!", pwhash)
         self.assertEqual((bio, image_null), ("", "t"))
         self.assertEqual(self.scalar("SELECT bio IS NULL FROM users WHERE id = %s" % uid), "t")
         sessions = self.rows("SELECT encode(token_hash, 'hex'), revoked_at IS NULL FROM sessions WHERE user_id = %s"
@@ -53,10 +53,10 @@ class UsersCore:
         user, token, _ = self.register()
         before = self.count("users")
         r = self.call("POST", "/api/users", {"user": {"username": user["username"], "email": unique("o") + "@x.org",
-                                                      "password": "pw"}})
+                                                      "password": "pass-word"}})
         self.errors(r, 409, "username", r"^has already been taken$")
         r = self.call("POST", "/api/users", {"user": {"username": unique("o"), "email": user["email"],
-                                                      "password": "pw"}})
+                                                      "password": "pass-word"}})
         self.errors(r, 409, "email", r"^has already been taken$")
         self.assertEqual(self.count("users"), before)
 
@@ -153,7 +153,8 @@ class UsersCore:
                 {"username": ""}, "username"), ({"username": 42}, "username"), ({"username": "x" * 65}, "username"),
                 ({"email": "no-at-sign"}, "email"), ({"email": ""}, "email"), ({"email": ["a@b.c"]}, "email"),
                 ({"email": "a@" + "b" * 253}, "email"), ({"password": ""}, "password"),
-                ({"password": "p" * 73}, "password"), ({"password": 12345678}, "password"),
+                ({"password": "p" * 257}, "password"), ({"password": 12345678}, "password"),
+                ({"password": "seven77"}, "password"),
                 ({"bio": 7}, "bio"), ({"image": {"url": "x"}}, "image"), ({"username": None}, "username"),
                 ({"email": None}, "email"), ({"password": None}, "password"), ({}, "user"),
                 # one bad field spoils the whole update
@@ -229,8 +230,8 @@ class UsersValidation(BoardCase):
 
     def test_missing_fields_one_entry_each(self):
         self.assert_rejected({}, ["username", "email", "password"], "can't be blank")
-        self.assert_rejected({"email": "a@b.c", "password": "pw"}, ["username"], "can't be blank")
-        self.assert_rejected({"username": unique("m"), "password": "pw"}, ["email"], "can't be blank")
+        self.assert_rejected({"email": "a@b.c", "password": "pass-word"}, ["username"], "can't be blank")
+        self.assert_rejected({"username": unique("m"), "password": "pass-word"}, ["email"], "can't be blank")
         self.assert_rejected({"username": unique("m"), "email": unique("m") + "@b.c"}, ["password"],
                              "can't be blank")
         self.assert_rejected({"username": "", "email": "", "password": ""}, ["username", "email", "password"],
@@ -242,7 +243,7 @@ class UsersValidation(BoardCase):
         errors = self.assert_rejected({"username": 123, "email": ["a@b.c"], "password": {"p": 1}},
                                       ["username", "email", "password"], "must be a string")
         self.assertEqual(len(errors), 3, errors)
-        self.assert_rejected({"username": True, "email": unique("t") + "@b.c", "password": "pw"}, ["username"],
+        self.assert_rejected({"username": True, "email": unique("t") + "@b.c", "password": "pass-word"}, ["username"],
                              "must be a string")
         self.assert_rejected({"username": unique("t"), "email": unique("t") + "@b.c", "password": 1.5},
                              ["password"], "must be a string")
@@ -257,24 +258,32 @@ class UsersValidation(BoardCase):
 
     def test_length_limits(self):
         # username 1..64 characters, email <= 254 with '@', password 1..72 bytes
-        self.assert_rejected({"username": "u" * 65, "email": unique("l") + "@b.c", "password": "pw"},
+        self.assert_rejected({"username": "u" * 65, "email": unique("l") + "@b.c", "password": "pass-word"},
                              ["username"], "is too long")
         self.register(username="U" + unique("x").ljust(63, "x")[:63])  # exactly 64
         long_email = unique("e") + "@" + "d" * 250
-        self.assert_rejected({"username": unique("l"), "email": long_email[:255], "password": "pw"}, ["email"],
+        self.assert_rejected({"username": unique("l"), "email": long_email[:255], "password": "pass-word"}, ["email"],
                              "is too long")
         local = unique("e")
         email254 = local + "@" + "d" * (254 - len(local) - 1)
         self.assertEqual(len(email254), 254)
         self.register(email=email254)
-        self.assert_rejected({"username": unique("l"), "email": unique("l") + "@b.c", "password": "p" * 73},
+        # 256 bytes: 64 characters of any script (NIST SP 800-63B asks for at least 64)
+        self.assert_rejected({"username": unique("l"), "email": unique("l") + "@b.c", "password": "p" * 257},
                              ["password"], "is too long")
+        self.assert_rejected({"username": unique("l"), "email": unique("l") + "@b.c", "password": "\u00e9" * 129},
+                             ["password"], "is too long")
+        u, _, _ = self.register(password="\U0001F600" * 64)  # 64 four-byte characters: 256 bytes
+        self.login(u["email"], "\U0001F600" * 64, expect=200)
+        # past bcrypt's 72 bytes every byte still counts (the password is hashed as its SHA-256)
+        long_pw = "p" * 72 + "-the-rest-counts"
+        u, _, _ = self.register(password=long_pw)
+        self.login(u["email"], long_pw, expect=200)
+        self.login(u["email"], "p" * 72, expect=401)
+        self.login(u["email"], "p" * 72 + "-the-rest-differs", expect=401)
         u, _, _ = self.register(password="p" * 72)
         self.login(u["email"], "p" * 72, expect=200)
-        # bytes, not characters: 37 two-byte characters are 74 bytes
-        self.assert_rejected({"username": unique("l"), "email": unique("l") + "@b.c", "password": "\u00e9" * 37},
-                             ["password"], "is too long")
-        self.assert_rejected({"username": unique("l"), "email": "no-at-sign.example", "password": "pw"},
+        self.assert_rejected({"username": unique("l"), "email": "no-at-sign.example", "password": "pass-word"},
                              ["email"], "is invalid")
 
     def test_username_limit_counts_bytes(self):
@@ -284,7 +293,7 @@ class UsersValidation(BoardCase):
         user, token, _ = self.register(username=name, email=unique("c") + "@example.org")
         self.assertEqual(user["username"], name)
         self.assertEqual(self.scalar("SELECT count(*) FROM users WHERE username = %s" % sql_lit(name)), "1")
-        self.assert_rejected({"username": "\u00e9" * 31 + "abcd", "email": unique("d") + "@b.c", "password": "pw"},
+        self.assert_rejected({"username": "\u00e9" * 31 + "abcd", "email": unique("d") + "@b.c", "password": "pass-word"},
                              ["username"], "is too long")
 
     def test_login_validation(self):
@@ -332,7 +341,7 @@ class FixtureUsers(BoardCase):
         self.assertEqual(self.count("users"), before + 1)
         taken = self.scalar("SELECT username FROM users WHERE email = 'user1@example.com'")
         r = self.call("POST", "/api/users", {"user": {"username": taken, "email": unique("f") + "@x.org",
-                                                      "password": "pw"}})
+                                                      "password": "pass-word"}})
         self.errors(r, 409, "username")
 
 
