@@ -22,8 +22,10 @@ NO_DB = ["--db-url", "postgresql://127.0.0.1:1/none"]
 
 
 def run(argv, timeout=180):
+    # bench finds the binary under test through SUTLAB_BIN (clean_env drops the other SUTLAB_
+    # variables: sutlab would read them as flags); a CI clone has no build/sutlab of its own
     return subprocess.run(["/usr/bin/python3"] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          timeout=timeout, env=clean_env())
+                          timeout=timeout, env=clean_env({"SUTLAB_BIN": sutlab_bin()}))
 
 
 def png_size(data):
