@@ -16,15 +16,6 @@ LAB = os.path.join(REPO, "infra", "lab")
 STEPS = os.path.join(LOADSCRIPTS, "steps")
 
 
-class Check:
-    """The checks of a case not yet moved to checks.py (issue 26): no line cited, counted as a
-    figure."""
-
-    def __init__(self, what, writeup, measured, band, ok):
-        self.what, self.writeup, self.measured, self.band, self.ok = what, writeup, measured, band, ok
-        self.cite, self.role = "(not cited)", "figure"
-
-
 class Context:
     """A case's run: its options, its output directory, and a log of every command."""
 
