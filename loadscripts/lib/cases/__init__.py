@@ -4,8 +4,10 @@ to the measured ones.
 
 A case module has NAME, TITLE, WRITEUP (what the write-up did and saw, a few lines), INVENTED (the
 details sutlab had to choose because the write-up did not publish them), and run(ctx), which
-returns (sections, checks): Markdown sections to print, and Check values whose conjunction is the
-verdict. common.py holds the context: the lab, steps, the output directory.
+returns (sections, checks): Markdown sections to print, and the checks made with checks.py's
+constructors (each citing the write-up's line, with its band stated before the run), from which
+checks.verdict gives one of three verdicts. common.py holds the context: the lab, steps, the
+output directory.
 """
 
 from . import count_pagination, gzip, keepalive, missing_index, php_fpm, redis_cache, spray, tps_trend

@@ -1,5 +1,5 @@
-"""What every case uses: the lab (infra/lab), stepped runs (loadscripts/steps) and their rows, the
-output directory, and the write-up-versus-measured table with its one-line verdict."""
+"""What every case uses: the lab (infra/lab), stepped runs (loadscripts/steps) and their rows, and
+the output directory (the checks and the verdict are checks.py's)."""
 
 import csv
 import os
