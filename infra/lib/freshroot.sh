@@ -8,7 +8,8 @@
 #   - git (and ca-certificates, which a clone over https needs) installed into it, nothing more;
 #   - the checkout's committed HEAD cloned into it (/root/sutlab) with that git: uncommitted files
 #     are not there, as on any machine that clones the repository;
-#   - each stage run inside it by chroot, in a private PID and mount namespace (unshare): whatever
+#   - each stage run inside it, made the root of a private mount namespace (pivot_root, a chroot
+#     that container runtimes use) in a private PID namespace (unshare): whatever
 #     a stage starts dies with the stage, and the root's mounts (/proc, /sys, /dev, /run ...) exist
 #     only in that namespace, so removing the root never reaches through one of them.
 #
@@ -35,7 +36,7 @@ usage: infra/lab fresh-root [--stage packages|up|test|all] [--keep] [--rebuild]
 Checks the install steps on a fresh Debian 12 (bookworm) root that has nothing but git: a
 debootstrap minbase root (made once from this machine's mirror, cached in var/cache/debian/), unpacked
 anew under var/freshroot/<run>/root, the checkout's committed HEAD cloned into /root/sutlab; each
-stage runs there by chroot in a private PID and mount namespace (root only).
+stage runs there (pivot_root) in a private PID and mount namespace (root only).
 
   --stage packages  install what infra/lab up, up --containers and test install, as they do; check
                     that every program and Python module of the lists in infra/lib/common.sh is
@@ -85,7 +86,7 @@ fr_unpack() {
   # invoke-rc.d asks policy-rc.d before a package's postinst starts its service; 101 = forbidden.
   # Without it, installing postgresql-15, redis-server, nginx or haproxy would start the system
   # daemons inside the root (no systemd there: their init scripts), on their default ports in
-  # this machine's network namespace, which a chroot shares: they would clash with the host's own
+  # this machine's network namespace, which the root shares: they would clash with the host's own
   # services, and the lab never uses them (it runs its own, under var/).
   cat > "$FR_ROOTFS/usr/sbin/policy-rc.d" <<'EOF'
 #!/bin/sh
@@ -94,20 +95,31 @@ exit 101
 EOF
   chmod 755 "$FR_ROOTFS/usr/sbin/policy-rc.d"
   chmod 1777 "$FR_ROOTFS/tmp"
-  mkdir -p "$FR_APT/partial" "$FR_ROOTFS/mnt/checkout"
+  # This machine's own certificate authorities (/usr/local/share/ca-certificates: a proxy that
+  # intercepts TLS, in a sandbox), as its resolv.conf: how this machine reaches the network, not
+  # something the project installs. ca-certificates (installed with git) adds them to the root's store.
+  if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+    mkdir -p "$FR_ROOTFS/usr/local/share/ca-certificates"
+    cp /usr/local/share/ca-certificates/*.crt "$FR_ROOTFS/usr/local/share/ca-certificates/"
+  fi
+  mkdir -p "$FR_APT/partial" "$FR_ROOTFS/mnt/checkout" "$FR_ROOTFS/mnt/oldroot"
   # apt downloads as its user _apt (its uid in the root) into partial/
   chown "$(awk -F: '$1 == "_apt" { print $3 }' "$FR_ROOTFS/etc/passwd"):0" "$FR_APT/partial"
   chmod 700 "$FR_APT/partial"
 }
 
-# The first process of the namespaces (PID 1, still seeing this machine's filesystem): the root's
-# mounts as a machine has them, then the stage's script by chroot, waited for (PID 1 reaps the
-# orphans daemons leave). When it exits, the kernel kills everything left in the PID namespace and
-# drops its mounts. The root is bound onto itself first: on a machine / is a mount point, and
-# podman's storage makes it private before unpacking a layer (in a plain chroot: "remount /, flags:
-# 0x44000: invalid argument"). /dev is devtmpfs (the kernel's one instance, as on any machine), with its own
-# devpts instance; /run and /dev/shm are new tmpfs; /tmp stays the root's own directory (Debian 12
-# keeps /tmp on the root filesystem); /sys/fs/cgroup is this machine's (podman needs the cgroups).
+# The first process of the namespaces (PID 1): the root's mounts as a machine has them, the root
+# made the root of the mount namespace (pivot_root, as a container runtime does; this machine's
+# filesystem is then detached from the namespace), and the stage's script started there and waited
+# for (PID 1 reaps the orphans daemons leave). When it exits, the kernel kills everything left in
+# the PID namespace and drops its mounts. Not a plain chroot: there the namespace's root stays this
+# machine's /, and `podman exec` (runc joins a container's mount namespace with setns, which puts
+# the process at the namespace's root) would run its command in this machine's filesystem
+# ("chdir to cwd ("/data") set in config.json failed"); and podman's storage needs / to be a mount
+# point ("remount /, flags: 0x44000: invalid argument"). /dev is devtmpfs (the kernel's one
+# instance, as on any machine), with its own devpts instance; /run and /dev/shm are new tmpfs; /tmp
+# stays the root's own directory (Debian 12 keeps /tmp on the root filesystem); /sys/fs/cgroup is
+# this machine's (podman needs the cgroups).
 # Arguments: ROOTFS APTCACHE CHECKOUT SCRIPT [VAR=VALUE...] (CHECKOUT: bound read-only on
 # /mnt/checkout, for the clone only; '' for none).
 # shellcheck disable=SC2016  # expanded by that bash
@@ -129,8 +141,12 @@ if [ -n "$checkout" ]; then
   mount --bind "$checkout" "$r/mnt/checkout"
   mount -o remount,bind,ro "$r/mnt/checkout"
 fi
+cd "$r"
+pivot_root . mnt/oldroot
+umount -l /mnt/oldroot
+cd /
 set +e
-chroot "$r" /usr/bin/env -i PATH="$FR_PATH" HOME=/root USER=root LOGNAME=root SHELL=/bin/bash \
+/usr/bin/env -i PATH="$FR_PATH" HOME=/root USER=root LOGNAME=root SHELL=/bin/bash \
   LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive "$@" /bin/bash -c "$script" fresh-root </dev/null
 '
 
@@ -281,7 +297,7 @@ fi
 [ "$gaps" = 0 ] || { report "  $gaps gap(s)"; exit 1; }
 '
 
-# The up stage: infra/lab up as README.md gives it, on free ports (a chroot shares this machine's
+# The up stage: infra/lab up as README.md gives it, on free ports (the root shares this machine's
 # network namespace: the default ports may be taken here), every URL it printed fetched, and the
 # endpoints of both apps; then up --tls and its HTTPS URL; status; down.
 # shellcheck disable=SC2016  # expanded in the root
@@ -425,9 +441,9 @@ cmd_fresh_root() {
     all) stages=(packages up test) ;;
     *) printf 'infra/lab fresh-root: --stage is packages, up, test or all, not "%s"\n' "$stage" >&2; exit 2 ;;
   esac
-  is_root || die "infra/lab fresh-root needs root (debootstrap, unshare, mount, chroot)"
+  is_root || die "infra/lab fresh-root needs root (debootstrap, unshare, mount, pivot_root)"
   ensure_pkgs debootstrap
-  for s in unshare chroot findmnt mount tar git; do
+  for s in unshare pivot_root findmnt mount umount tar git; do
     command -v "$s" >/dev/null 2>&1 || die "fresh-root needs $s on this machine"
   done
   FR_KEEP=$keep FR_T0=$SECONDS
