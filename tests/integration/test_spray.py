@@ -132,7 +132,6 @@ class Modes(unittest.TestCase):
         self.assertLess(s["success"], 0.15, s)
 
 
-@unittest.skipUnless(os.geteuid() == 0, "network namespaces need root")
 class Thresholds(unittest.TestCase):
     """--fail-if on spray's report: met (exit 0, one line), violated (exit 1, the line names the
     measured value), malformed (exit 2, one line)."""
@@ -157,6 +156,7 @@ class Thresholds(unittest.TestCase):
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
 
 
+@unittest.skipUnless(os.geteuid() == 0, "network namespaces need root")
 class AbortOnOverflow(unittest.TestCase):
     """tcp_abort_on_overflow is per network namespace: the test makes its own, so it neither
     touches the machine's setting nor disturbs tests running beside it."""
