@@ -449,8 +449,8 @@ cmd_fresh_root() {
   FR_KEEP=$keep FR_T0=$SECONDS
   fr_new_dir
   trap fr_cleanup EXIT
-  trap 'exit 130' INT
-  trap 'exit 143' TERM
+  trap 'fr_say "interrupted (SIGINT)"; exit 130' INT
+  trap 'fr_say "interrupted (SIGTERM)"; exit 143' TERM
   fr_say "run ${FR_DIR#"$ROOT"/}: stages ${stages[*]}, Debian $FR_RELEASE from $(debian_mirror "$FR_RELEASE")"
   fr_make_root "$rebuild"
   for s in "${stages[@]}"; do
