@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "build_config.h"
@@ -25,6 +26,7 @@
 
 #define TICK_MS 100
 #define DRAIN_IDLE_GRACE_MS 1000
+#define STOP_MARGIN_MS 1000 /* past --drain-timeout, for a worker to notice its deadline and return */
 #define ACCEPTS_PER_EVENT 64 /* accept several connections per readiness event, as h2o's own server does */
 
 typedef struct dispatch_handler {
@@ -300,7 +302,31 @@ static void *worker_main(void *arg)
     if (w->server->on_worker_stop != NULL)
         w->server->on_worker_stop(w, w->server->hook_data);
     log_writer_flush(&w->log);
+    pthread_mutex_lock(&w->server->stop_lock);
+    w->server->workers_stopped++;
+    pthread_cond_signal(&w->server->stop_cond);
+    pthread_mutex_unlock(&w->server->stop_lock);
     return NULL;
+}
+
+/* Waits until every worker's loop has ended, or until the drain deadline
+ * (and a margin) has passed. A worker checks its deadline between passes of
+ * its loop only, so one whose loop an inline handler holds (a queue of
+ * /work/sleep requests under --handler-mode inline) can overrun it by the
+ * whole queue. Returns the number of workers still running. */
+static int wait_for_workers(server_t *s)
+{
+    struct timespec until;
+    int left, rc = 0;
+
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += s->cfg->drain_timeout + STOP_MARGIN_MS / 1000;
+    pthread_mutex_lock(&s->stop_lock);
+    while (s->workers_stopped < s->cfg->workers && rc == 0)
+        rc = pthread_cond_timedwait(&s->stop_cond, &s->stop_lock, &until);
+    left = s->cfg->workers - s->workers_stopped;
+    pthread_mutex_unlock(&s->stop_lock);
+    return left;
 }
 
 /* --- sockets -------------------------------------------------------------- */
@@ -560,12 +586,27 @@ static void print_listening(const server_t *s)
     fprintf(stderr, " with %d worker%s; flags: %s\n", cfg->workers, cfg->workers == 1 ? "" : "s", s->flags_text);
 }
 
+static int init_stop_wait(server_t *s)
+{
+    pthread_condattr_t attr;
+    int rc;
+
+    s->workers_stopped = 0;
+    if (pthread_mutex_init(&s->stop_lock, NULL) != 0 || pthread_condattr_init(&attr) != 0)
+        return -1;
+    rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&s->stop_cond, &attr) == 0
+             ? 0
+             : -1;
+    pthread_condattr_destroy(&attr);
+    return rc;
+}
+
 int server_run(server_t *s)
 {
     const config_t *cfg = s->cfg;
     char err[512];
     sigset_t sigs;
-    int sig = 0;
+    int sig = 0, left;
 
     if (setup_metrics(s) != 0) {
         fprintf(stderr, "sutlab: out of memory\n");
@@ -594,6 +635,10 @@ int server_run(server_t *s)
     sigaddset(&sigs, SIGINT);
 
     pthread_barrier_init(&s->started, NULL, (unsigned)cfg->workers + 1);
+    if (init_stop_wait(s) != 0) {
+        fprintf(stderr, "sutlab: cannot set up the stop wait\n");
+        return 1;
+    }
     for (int i = 0; i < cfg->workers; i++) {
         s->workers[i].server = s;
         s->workers[i].index = (size_t)i;
@@ -610,6 +655,17 @@ int server_run(server_t *s)
             cfg->drain_timeout);
     for (int i = 0; i < cfg->workers; i++)
         h2o_multithread_send_message(&s->workers[i].control, &s->workers[i].stop_message);
+    if ((left = wait_for_workers(s)) > 0) {
+        /* The stuck loop still uses the server's state, so nothing may be
+         * freed or run at exit: leave at once. The other workers' logs are
+         * flushed already. */
+        fprintf(stderr,
+                "sutlab: %d worker%s still blocked %d s after the stop (a handler holds its loop); "
+                "stopped without %s\n",
+                left, left == 1 ? "" : "s", cfg->drain_timeout + STOP_MARGIN_MS / 1000, left == 1 ? "it" : "them");
+        fflush(stderr);
+        _exit(0);
+    }
     for (int i = 0; i < cfg->workers; i++)
         pthread_join(s->workers[i].thread, NULL);
     fprintf(stderr, "sutlab: stopped\n");

@@ -10,7 +10,9 @@
  * before any thread starts), runs the workers, waits for SIGTERM/SIGINT and
  * stops gracefully: each worker closes its listeners, lets in-flight
  * requests finish, closes idle keep-alive connections, and exits once no
- * connection is open or --drain-timeout has passed.
+ * connection is open or --drain-timeout has passed. A worker whose loop a
+ * blocking handler still holds 1 s after that is not waited for: the
+ * process leaves at once (_exit), without freeing what that loop uses.
  */
 #ifndef SUTLAB_SERVER_H
 #define SUTLAB_SERVER_H

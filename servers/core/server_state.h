@@ -93,6 +93,11 @@ struct server {
     server_worker_t *workers;
     h2o_multithread_queue_t **queues;
     pthread_barrier_t started; /* workers set up, queues ready for messages */
+    /* workers whose loops have ended, counted so that the main thread can
+     * give up on one whose loop a blocking handler holds past the drain */
+    pthread_mutex_t stop_lock;
+    pthread_cond_t stop_cond; /* on CLOCK_MONOTONIC */
+    int workers_stopped;
     server_worker_hook_fn on_worker_start, on_worker_stop;
     void *hook_data;
 };

@@ -368,6 +368,25 @@ class GracefulStop(unittest.TestCase):
                     x.close()
             self.assertTrue(port_is_free(srv.port))
 
+    def test_drain_deadline_holds_when_an_inline_handler_blocks_the_loop(self):
+        # Inline, each queued /work/sleep holds the worker's loop for its whole time, so the
+        # worker cannot see its own deadline: 16 of them would take 8 s. The main thread gives
+        # up on it at --drain-timeout plus its 1 s margin, and says so.
+        with Server(workers=1, extra_args=["--drain-timeout", "1", "--handler-mode", "inline"]) as srv:
+            conns = [srv.raw_conn(timeout=15) for _ in range(16)]
+            try:
+                for c in conns:
+                    c.send(build_request("GET", "/work/sleep?ms=500"))
+                time.sleep(0.3)
+                rc, took = self.timed_stop(srv)
+            finally:
+                for c in conns:
+                    c.close()
+            self.assertEqual(rc, 0, srv.stderr())
+            self.assertLessEqual(took, 1 + 1 + 0.5 + 1.0, "exit took %.1f s with --drain-timeout 1" % took)
+            self.assertIn("1 worker still blocked 2 s after the stop", srv.stderr())
+            self.assertTrue(port_is_free(srv.port))
+
     def test_inflight_upload_completes_after_sigterm(self):
         # a request whose headers and half of its body have arrived is in flight: SIGTERM must let
         # it finish (the client sends the rest well within the drain timeout) and answer it
