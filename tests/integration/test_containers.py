@@ -335,6 +335,11 @@ class ContainerLab(unittest.TestCase):
                 self.assertLess(time.monotonic() - t0, 2.0)
             res = self.finish_wrk(wrk, 5)
             self.assertEqual(res["errors"], 0, res)
+            # each instance names Redis down yet stays ready, so HAProxy keeps them all
+            for i in range(1, N + 1):
+                status, _, body = self.get("/readyz", host=self.lab.ip("sutlab", i), port=8080)
+                self.assertEqual((status, json.loads(body)), (200, {"db": "ok", "redis": "down"}))
+            self.assertEqual(self.up_count(), N)
         finally:
             self.lab.podman("unpause", self.lab.name("redis"))
         self.wait_for("cache hits again", lambda: self.get("/stores?categoryId=3")[1].get("x-cache") == "HIT", 10)

@@ -27,8 +27,12 @@ static int on_metrics(h2o_req_t *req, request_t *rq)
     return 0;
 }
 
-/* Ready means the dependencies answer: PostgreSQL always, Redis only when
- * --redis-cache uses it. Load balancers eject a 503 backend. */
+/* Ready means this instance can serve: PostgreSQL answers. Redis is named
+ * as it is ("ok", "down", or "disabled" without --redis-cache) but does not
+ * decide: every request that uses it falls back to PostgreSQL, and a shared
+ * Redis that stalls would otherwise make every instance unready at once, so
+ * a balancer would eject them all and answer 503 to requests they could
+ * serve. */
 static int on_readyz(h2o_req_t *req, request_t *rq)
 {
     server_worker_t *w = rq->worker;
@@ -36,10 +40,9 @@ static int on_readyz(h2o_req_t *req, request_t *rq)
     int redis_up = w->cache != NULL && cache_is_up(w->cache);
     json_t *doc = json_pack("{s:s,s:s}", "db", db_up ? "ok" : "down", "redis",
                             w->cache == NULL ? "disabled" : (redis_up ? "ok" : "down"));
-    int ready = db_up && (w->cache == NULL || redis_up);
-    if (!ready)
+    if (!db_up)
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, H2O_STRLIT("1"));
-    respond_json(req, ready ? 200 : 503, doc);
+    respond_json(req, db_up ? 200 : 503, doc);
     json_decref(doc);
     return 0;
 }

@@ -35,6 +35,7 @@ struct cache_client {
     uint64_t reconnect_at_ms, backoff_ms;
     uint64_t last_reply_ms; /* when the command connection last heard from Redis */
     int ping_pending;
+    uint64_t ping_sent_ms;
     int logged_down;
     int closing; /* cache_destroy: no "unavailable" message */
     h2o_timeout_t op_timeout;
@@ -146,14 +147,26 @@ static void on_ping_reply(redisAsyncContext *ac, void *r, void *privdata)
         c->last_reply_ms = now_ms(c);
 }
 
-/* Hits from the copy send Redis nothing: ask it something, so a stalled
- * Redis shows (and the copy stops being trusted) within CACHE_NEAR_FRESH_MS. */
-static void keep_fresh(cache_client_t *c, uint64_t now)
+/* An idle connection is asked a PING: hits from the --cache-local copy send
+ * Redis nothing, so a stalled Redis must show (and the copy stop being
+ * trusted) within CACHE_NEAR_FRESH_MS; without the copy, readiness must see
+ * it within a second or two (CACHE_ALIVE_MS). Under traffic the replies
+ * keep last_reply_ms recent and no PING is sent. */
+static void keep_alive(cache_client_t *c, uint64_t now)
 {
-    if (c->state == CACHE_UP && !c->ping_pending && now - c->last_reply_ms >= CACHE_TICK_MS) {
+    uint64_t every = c->near != NULL ? CACHE_TICK_MS : CACHE_ALIVE_MS;
+    if (c->state == CACHE_UP && !c->ping_pending && now - c->last_reply_ms >= every) {
         c->ping_pending = 1;
+        c->ping_sent_ms = now;
         redisAsyncCommand(c->cmd.ac, on_ping_reply, NULL, "PING");
     }
+}
+
+/* A reply overdue past the limit: an op's (stalled_since_ms) or the PING's. */
+static int overdue(cache_client_t *c, uint64_t now)
+{
+    return (c->stalled_since_ms != 0 && now - c->stalled_since_ms > CACHE_STALL_LIMIT_MS) ||
+           (c->ping_pending && now - c->ping_sent_ms > CACHE_STALL_LIMIT_MS);
 }
 
 /* --- connection life cycle ------------------------------------------------ */
@@ -229,14 +242,13 @@ static void on_tick(h2o_timeout_entry_t *entry)
 
     if (c->state == CACHE_DOWN && now >= c->reconnect_at_ms)
         connect_async(c);
-    else if (c->state != CACHE_DOWN && c->stalled_since_ms != 0 && now - c->stalled_since_ms > CACHE_STALL_LIMIT_MS)
+    else if (c->state == CACHE_UP && overdue(c, now))
         redisAsyncDisconnect(c->cmd.ac); /* answers every pending op with NULL */
     else if (c->state == CACHE_CONNECTING && now - c->reconnect_at_ms > CACHE_STALL_LIMIT_MS + c->backoff_ms)
         redisAsyncDisconnect(c->cmd.ac);
-    if (c->near != NULL) {
-        keep_fresh(c, now);
+    keep_alive(c, now);
+    if (c->near != NULL)
         cache_near_tick(c->near);
-    }
     h2o_timeout_link(c->loop, &c->tick_timeout, &c->tick_entry);
 }
 
@@ -473,6 +485,9 @@ int cache_is_up(cache_client_t *c)
         return cache_blocking_is_up(c->blocking);
     /* connected is ready: a reply that is merely late (look-ups fall back to
      * PostgreSQL meanwhile) must not flap readiness under load; one late by
-     * more than a second drops the connection, and then Redis is down */
-    return c->state == CACHE_UP;
+     * more than a second, a look-up's or the idle PING's, means down. The
+     * tick asks hiredis to drop such a connection too, but hiredis closes it
+     * only once the pending replies are read, which a paused Redis never
+     * sends: readiness cannot wait for that. */
+    return c->state == CACHE_UP && !overdue(c, now_ms(c));
 }

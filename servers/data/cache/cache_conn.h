@@ -20,6 +20,11 @@
  * this recently: invalidations from a stalled Redis, or over a network that
  * silently dropped, would never arrive. Idle, a PING keeps it fresh. */
 #define CACHE_NEAR_FRESH_MS 500
+/* Readiness: a connection that heard nothing this long is asked a PING, and
+ * one whose PING goes unanswered CACHE_STALL_LIMIT_MS is dropped, so /readyz
+ * sees a Redis that stopped answering though nothing else asked it (a
+ * paused Redis keeps its socket open). */
+#define CACHE_ALIVE_MS 500
 
 typedef enum cache_state {
     CACHE_DOWN,
