@@ -15,6 +15,10 @@ const char *const config_handler_mode_names[] = {
 #define F(n, k, field, lo, hi, ch, mv, dflt, text, in)                                                              \
     {.name = n, .kind = k, .offset = offsetof(config_t, field), .min = lo, .max = hi, .choices = ch, .metavar = mv, \
      .value = dflt, .help = text, .in_flags = in}
+/* the same, for a flag the admin listener may change while the server runs */
+#define LIVE(n, k, field, lo, hi, ch, mv, dflt, text)                                                               \
+    {.name = n, .kind = k, .offset = offsetof(config_t, field), .min = lo, .max = hi, .choices = ch, .metavar = mv, \
+     .value = dflt, .help = text, .in_flags = 1, .live = 1}
 
 static const flags_def_t flag_defs[] = {
     {.name = "listen", .kind = FLAGS_ADDR_LIST, .offset = offsetof(config_t, listen),
@@ -28,24 +32,23 @@ static const flags_def_t flag_defs[] = {
     {.name = "metrics-listen", .kind = FLAGS_ADDR, .offset = offsetof(config_t, metrics_listen),
      .aux_offset = offsetof(config_t, has_metrics_listen), .metavar = "HOST:PORT", .value = "off",
      .help = "extra listener serving only /metrics (it stays on the main port too)"},
-    F("keepalive-timeout", FLAGS_INT, keepalive_timeout, 0, 3600, NULL, "SECONDS", "10",
-      "idle keep-alive timeout; 0 closes the connection after every response", 1),
+    LIVE("keepalive-timeout", FLAGS_INT, keepalive_timeout, 0, 3600, NULL, "SECONDS", "10",
+         "idle keep-alive timeout; 0 closes the connection after every response"),
     F("backlog", FLAGS_INT, backlog, 1, 65535, NULL, "N", "1024",
       "listen backlog; small values reproduce refused/reset connections under bursts", 1),
-    F("gzip", FLAGS_BOOL, gzip, 0, 0, NULL, NULL, "off",
-      "gzip compressible responses for clients that accept it (--no-gzip to disable)", 1),
+    LIVE("gzip", FLAGS_BOOL, gzip, 0, 0, NULL, NULL, "off",
+         "gzip compressible responses for clients that accept it (--no-gzip to disable)"),
     F("log", FLAGS_CHOICE, log, 0, 0, config_log_mode_names, "off|access|verbose", "off",
       "access: buffered access log; verbose: every request and response body, one synchronous write per line", 1),
     {.name = "log-file", .kind = FLAGS_STRING, .offset = offsetof(config_t, log_file), .metavar = "PATH",
      .shown = "stdout", .help = "where the log goes"},
-    F("app-cpu-us", FLAGS_INT, app_cpu_us, 0, 1000000, NULL, "N", "0",
-      "CPU time spent on the worker for every request to an app route (not static files or /metrics), "
-      "inline as a php-fpm child's: a web tier as slow as the stack under study",
-      1),
-    F("handler-mode", FLAGS_CHOICE, handler_mode, 0, 0, config_handler_mode_names, "inline|offload|pool", "offload",
-      "inline: /work/* runs on the event-loop thread, stalling its worker; offload: CPU on the pool, waits on timers; "
-      "pool: CPU and waits each hold one of the --offload-threads threads",
-      1),
+    LIVE("app-cpu-us", FLAGS_INT, app_cpu_us, 0, 1000000, NULL, "N", "0",
+         "CPU time spent on the worker for every request to an app route (not static files or /metrics), "
+         "inline as a php-fpm child's: a web tier as slow as the stack under study"),
+    LIVE("handler-mode", FLAGS_CHOICE, handler_mode, 0, 0, config_handler_mode_names, "inline|offload|pool",
+         "offload",
+         "inline: /work/* runs on the event-loop thread, stalling its worker; offload: CPU on the pool, waits on "
+         "timers; pool: CPU and waits each hold one of the --offload-threads threads"),
     {.name = "tls-listen", .kind = FLAGS_ADDR, .offset = offsetof(config_t, tls_listen),
      .aux_offset = offsetof(config_t, has_tls_listen), .metavar = "HOST:PORT", .value = "off",
      .help = "HTTPS listener (HTTP/1.1 and HTTP/2 via ALPN); needs --tls-cert and --tls-key"},
@@ -57,9 +60,18 @@ static const flags_def_t flag_defs[] = {
       "TLS session resumption (tickets and a session cache shared by all workers); off: every handshake is full", 1),
     F("drain-timeout", FLAGS_INT, drain_timeout, 0, 600, NULL, "SECONDS", "5",
       "on SIGTERM/SIGINT, how long to wait for open connections before exiting", 0),
+    {.name = "admin-listen", .kind = FLAGS_ADDR, .offset = offsetof(config_t, admin_listen),
+     .aux_offset = offsetof(config_t, has_admin_listen), .metavar = "HOST:PORT", .value = "off",
+     .help = "the admin listener (live flags, faults, readiness; docs/admin-api.md); :PORT binds 127.0.0.1; "
+             "needs --admin-token or --admin-token-file"},
+    {.name = "admin-token", .kind = FLAGS_STRING, .offset = offsetof(config_t, admin_token), .metavar = "TOKEN",
+     .shown = "none", .help = "the bearer token the admin listener requires (at least 16 bytes)"},
+    {.name = "admin-token-file", .kind = FLAGS_STRING, .offset = offsetof(config_t, admin_token_file),
+     .metavar = "PATH", .shown = "none", .help = "a file whose first line is the admin token"},
 };
 
 #undef F
+#undef LIVE
 
 #define NFLAGS (sizeof(flag_defs) / sizeof(flag_defs[0]))
 
@@ -110,6 +122,10 @@ static const char *check_combinations(const config_t *cfg)
         return "--tls-listen: needs --tls-cert FILE and --tls-key FILE (PEM)";
     if (!cfg->has_tls_listen && (cfg->tls_cert != NULL || cfg->tls_key != NULL))
         return "--tls-cert/--tls-key: given without --tls-listen HOST:PORT";
+    if (cfg->has_admin_listen && (cfg->admin_token == NULL) == (cfg->admin_token_file == NULL))
+        return "--admin-listen: needs one of --admin-token TOKEN and --admin-token-file PATH";
+    if (!cfg->has_admin_listen && (cfg->admin_token != NULL || cfg->admin_token_file != NULL))
+        return "--admin-token/--admin-token-file: given without --admin-listen HOST:PORT";
     for (size_t i = 0; i < cfg->nchecks; i++) {
         const char *bad = cfg->checks[i].fn(cfg->checks[i].target);
         if (bad != NULL)
@@ -214,7 +230,8 @@ void config_print_help(const config_t *cfg, FILE *out, int ncpus)
             snprintf(dflt, sizeof(dflt), "%s", shown);
         else
             snprintf(dflt, sizeof(dflt), "%d (CPUs)", ncpus);
-        fprintf(out, "  %-34s %s\n  %-34s   default: %s\n", left, def->help, "", dflt);
+        fprintf(out, "  %-34s %s\n  %-34s   default: %s%s\n", left, def->help, "", dflt,
+                def->live ? " (live: the admin listener may change it)" : "");
     }
 }
 
@@ -222,4 +239,34 @@ size_t config_format_flags(const config_t *cfg, char *buf, size_t len)
 {
     flags_spec_t spec = spec_of(cfg);
     return flags_format(&spec, buf, len);
+}
+
+config_live_result_t config_set_live(config_t *cfg, const char *name, const char *value, int *was, int *now)
+{
+    size_t i = index_of(cfg, name);
+    const flags_def_t *def;
+    int v, *ip;
+
+    if (i == cfg->nrows)
+        return CONFIG_LIVE_UNKNOWN;
+    def = cfg->rows[i].def;
+    if (!def->live)
+        return CONFIG_LIVE_RESTART;
+    if (flags_parse_int(def, value, &v) != 0)
+        return CONFIG_LIVE_BAD;
+    ip = (int *)((char *)cfg->rows[i].target + def->offset);
+    *was = flags_live_read(ip);
+    flags_live_store(ip, v);
+    *now = v;
+    return CONFIG_LIVE_OK;
+}
+
+const flags_def_t *config_find_flag(const config_t *cfg, const char *name, const void **target)
+{
+    size_t i = index_of(cfg, name);
+    if (i == cfg->nrows)
+        return NULL;
+    if (target != NULL)
+        *target = cfg->rows[i].target;
+    return cfg->rows[i].def;
 }

@@ -1,7 +1,9 @@
 /*
  * config: the flags of `sutlab serve`, read from SUTLAB_* environment
  * variables and then the command line (the command line wins), validated
- * into one config_t that is immutable once the server starts.
+ * into one config_t that is immutable once the server starts, but for the
+ * live flags (flags_def_t.live), which the admin listener may store at any
+ * time and every reader reads with flags_live_read().
  *
  * The core's flags are a table in config.c; the apps and the data layer
  * register their own (config_register), so config_t holds none of their
@@ -63,6 +65,10 @@ typedef struct config {
     const char *tls_cert; /* PEM files; both set whenever has_tls_listen */
     const char *tls_key;
     int tls_resumption; /* session tickets and the session cache */
+    config_addr_t admin_listen; /* core/admin; a host of "" means 127.0.0.1 there */
+    int has_admin_listen;
+    const char *admin_token;      /* one of the two whenever has_admin_listen */
+    const char *admin_token_file;
     /* every flag of the command line, the core's and those the layers
      * registered, in --help order */
     flags_row_t rows[CONFIG_MAX_FLAGS];
@@ -109,6 +115,21 @@ void config_print_help(const config_t *cfg, FILE *out, int ncpus);
  * startup output). Secrets (URLs) and paths are left out. Returns the length
  * that was needed, like snprintf. */
 size_t config_format_flags(const config_t *cfg, char *buf, size_t len);
+
+typedef enum config_live_result {
+    CONFIG_LIVE_OK = 0,
+    CONFIG_LIVE_UNKNOWN, /* no such flag */
+    CONFIG_LIVE_RESTART, /* a flag, but not a live one */
+    CONFIG_LIVE_BAD,     /* the value fails the flag's check */
+} config_live_result_t;
+
+/* Changes a live flag while the server runs: parses `value` with the flag's
+ * own check and stores it atomically, so each worker sees it on its next
+ * read. *was and *now get the int before and after. Any thread. */
+config_live_result_t config_set_live(config_t *cfg, const char *name, const char *value, int *was, int *now);
+
+/* The flag named `name` (and, in *target, the struct it fills), or NULL. */
+const flags_def_t *config_find_flag(const config_t *cfg, const char *name, const void **target);
 
 /* The words of each mode flag, indexed by the enum's value and
  * NULL-terminated: what the flag accepts, and how the server names the mode

@@ -112,27 +112,53 @@ static int apply_addr_list(char *base, const flags_def_t *def, const char *value
     return 0;
 }
 
+int flags_parse_int(const flags_def_t *def, const char *value, int *out)
+{
+    long l;
+    uint64_t u;
+
+    switch (def->kind) {
+    case FLAGS_INT:
+        if (parse_long(value, &l) != 0 || l < def->min || l > def->max)
+            return -1;
+        *out = (int)l;
+        return 0;
+    case FLAGS_UINT:
+        if (parse_u64(value, &u) != 0 || u < (uint64_t)def->min || u > (uint64_t)def->max)
+            return -1;
+        *out = (int)u;
+        return 0;
+    case FLAGS_BOOL:
+    case FLAGS_ON_OFF:
+        return parse_bool(value, out);
+    case FLAGS_CHOICE:
+        for (int v = 0; def->choices[v] != NULL; v++) {
+            if (strcmp(value, def->choices[v]) == 0) {
+                *out = v; /* the enum, int-sized */
+                return 0;
+            }
+        }
+        return -1;
+    default:
+        return -1;
+    }
+}
+
 /* Stores one value. `fresh` tells an ADDR_LIST that this is the first value
  * from its source. On error e->status says which; the caller fills the rest. */
 static int apply(void *target, const flags_def_t *def, const char *value, int fresh, flags_error_t *e)
 {
     char *base = target;
     int *ip = (int *)(base + def->offset);
-    long l;
-    uint64_t u;
 
     e->status = FLAGS_BAD_VALUE;
     switch (def->kind) {
     case FLAGS_INT:
-        if (parse_long(value, &l) != 0 || l < def->min || l > def->max)
-            return -1;
-        *ip = (int)l;
-        return 0;
     case FLAGS_UINT:
-        if (parse_u64(value, &u) != 0 || u < (uint64_t)def->min || u > (uint64_t)def->max)
-            return -1;
-        *ip = (int)u;
-        return 0;
+    case FLAGS_BOOL:
+    case FLAGS_ON_OFF:
+    case FLAGS_CHOICE:
+        return flags_parse_int(def, value, ip);
     case FLAGS_U64:
         return parse_u64(value, (uint64_t *)(base + def->offset));
     case FLAGS_STRING:
@@ -143,17 +169,6 @@ static int apply(void *target, const flags_def_t *def, const char *value, int fr
     case FLAGS_SWITCH:
         *ip = 1;
         return 0;
-    case FLAGS_BOOL:
-    case FLAGS_ON_OFF:
-        return parse_bool(value, ip);
-    case FLAGS_CHOICE:
-        for (int v = 0; def->choices[v] != NULL; v++) {
-            if (strcmp(value, def->choices[v]) == 0) {
-                *ip = v; /* the enum, int-sized */
-                return 0;
-            }
-        }
-        return -1;
     case FLAGS_ADDR:
         if (strcmp(value, "off") == 0) {
             *(int *)(base + def->aux_offset) = 0;
@@ -420,21 +435,26 @@ size_t flags_format(const flags_spec_t *spec, char *buf, size_t len)
         const flags_def_t *def = spec->rows[i].def;
         const int *ip = (const int *)((const char *)spec->rows[i].target + def->offset);
         char value[32];
+        int v;
 
         if (!def->in_flags)
             continue;
+        v = def->kind == FLAGS_INT || def->kind == FLAGS_UINT || def->kind == FLAGS_BOOL || def->kind == FLAGS_ON_OFF ||
+                    def->kind == FLAGS_SWITCH || def->kind == FLAGS_CHOICE
+                ? flags_live_read(ip) /* the admin listener may be storing it */
+                : 0;
         switch (def->kind) {
         case FLAGS_INT:
         case FLAGS_UINT:
-            snprintf(value, sizeof(value), "%d", *ip);
+            snprintf(value, sizeof(value), "%d", v);
             break;
         case FLAGS_BOOL:
         case FLAGS_ON_OFF:
         case FLAGS_SWITCH:
-            snprintf(value, sizeof(value), "%s", *ip ? "on" : "off");
+            snprintf(value, sizeof(value), "%s", v ? "on" : "off");
             break;
         case FLAGS_CHOICE:
-            snprintf(value, sizeof(value), "%s", def->choices[*ip]);
+            snprintf(value, sizeof(value), "%s", def->choices[v]);
             break;
         default:
             continue;

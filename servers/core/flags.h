@@ -57,6 +57,7 @@ typedef struct flags_def {
     const char *help;
     unsigned commands; /* bit (1 << command) of each command that takes it; 0: all */
     int in_flags;      /* rendered by flags_format() */
+    int live;          /* may change while the server runs (the admin listener); an int kind */
 } flags_def_t;
 
 /* A flag and the struct it fills. */
@@ -125,6 +126,22 @@ const char *flags_env_lookup(char **envp, const char *name);
 
 /* Parses "HOST:PORT", "[V6]:PORT" or ":PORT". Returns 0 on success. */
 int flags_parse_addr(const char *s, flags_addr_t *out);
+
+/* Parses one value of an int-valued def (INT, UINT, BOOL, ON_OFF, CHOICE)
+ * with the command line's checks, into *out. Returns 0, or -1. */
+int flags_parse_int(const flags_def_t *def, const char *value, int *out);
+
+/* A live flag is read and written with these: another thread (the admin
+ * listener's) may store it at any time. A reader that needs one value for a
+ * whole request reads it once. */
+static inline int flags_live_read(const int *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+static inline void flags_live_store(int *p, int v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
 
 /* Renders the in_flags rows as "--name=value" items separated by
  * spaces. Returns the length that was needed, like snprintf. */

@@ -113,7 +113,7 @@ static void on_filter_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostr
 
     /* close mode, and every response sent while draining, says
      * Connection: close so clients reconnect instead of racing our close */
-    if (worker->server->cfg->keepalive_timeout == 0 || worker->stopping)
+    if (flags_live_read(&worker->server->cfg->keepalive_timeout) == 0 || worker->stopping)
         req->http1_is_persistent = 0;
     /* made in the pass that answered the request pipelined before it: the
      * two leave together */

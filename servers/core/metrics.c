@@ -289,7 +289,7 @@ char *metrics_render(const metrics_t *m, size_t *len)
           f);
     put_label_value(f, m->version);
     fputs("\",flags=\"", f);
-    put_label_value(f, m->flags);
+    put_label_value(f, __atomic_load_n(&m->flags, __ATOMIC_ACQUIRE)); /* core/admin swaps it */
     fputs("\"} 1\n", f);
     render_requests(f, m);
     render_durations(f, m);

@@ -52,7 +52,7 @@ typedef struct metrics {
     metrics_worker_t *workers;
     size_t nworkers;
     const char *version;
-    const char *flags;
+    const char *flags; /* read with an acquire load: the admin listener replaces it */
 } metrics_t;
 
 /* Allocates the per-worker tables. Returns 0, or -1 on allocation failure. */

@@ -9,12 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "build_config.h"
+#include "core/admin.h"
 #include "core/compress.h"
 #include "core/cpuburn.h"
 #include "core/docroot.h"
@@ -82,6 +84,77 @@ static int refuse_ambiguous_framing(h2o_req_t *req, server_worker_t *worker)
     return 1;
 }
 
+/* An app route's handler, after --app-cpu-us: the app's own cost, on the
+ * worker before the handler (blocking its loop in async mode, its one
+ * request in sync mode). */
+static int run_route(server_t *s, h2o_req_t *req, request_t *rq)
+{
+    int rc, cpu_us = flags_live_read(&s->cfg->app_cpu_us);
+    if (cpu_us > 0)
+        cpuburn_ns((uint64_t)cpu_us * 1000u);
+    if ((rc = ((request_handler_fn)rq->match.route->handler)(req, rq)) == 0)
+        readpark_request(req);
+    return rc;
+}
+
+typedef struct fault_wait {
+    delay_t delay;
+    request_handle_t *handle;
+    server_t *server;
+} fault_wait_t;
+
+static void on_fault_waited(delay_t *d)
+{
+    fault_wait_t *fw = H2O_STRUCT_FROM_MEMBER(fault_wait_t, delay, d);
+    request_t *rq = fw->handle->rq;
+    if (rq != NULL && run_route(fw->server, rq->req, rq) != 0)
+        respond_error(rq->req, 404, "route", "not found");
+    request_release(fw->handle);
+    free(fw);
+}
+
+/* Resets the connection at once: disconnecting a TCP socket (connect with
+ * AF_UNSPEC) sends the peer a RST and leaves the descriptor to libh2o, whose
+ * next write fails and closes it as after any broken connection. */
+static void reset_connection(h2o_req_t *req)
+{
+    struct sockaddr unspec = {.sa_family = AF_UNSPEC};
+    h2o_socket_t *sock = req->conn->callbacks->get_socket != NULL ? req->conn->callbacks->get_socket(req->conn) : NULL;
+    int fd = sock != NULL ? h2o_socket_get_fd(sock) : -1;
+    if (fd != -1)
+        (void)connect(fd, &unspec, sizeof(unspec));
+    req->http1_is_persistent = 0;
+    respond_error(req, 503, "fault", "connection reset by a fault rule");
+}
+
+/* The admin listener's fault rules (core/fault). Returns 1 when the rule
+ * took the request (answered it, or holds it for its latency), else 0. */
+static int apply_fault(server_t *s, server_worker_t *worker, h2o_req_t *req, request_t *rq)
+{
+    fault_decision_t d = fault_decide(&s->faults, req->path_normalized.base, req->path_normalized.len, &worker->fault_rng);
+    fault_wait_t *fw;
+
+    switch (d.action) {
+    case FAULT_PASS:
+        break;
+    case FAULT_ERROR:
+        respond_error(req, d.status, "fault", "injected by a fault rule");
+        return 1;
+    case FAULT_RESET:
+        reset_connection(req);
+        return 1;
+    }
+    if (d.delay_ms == 0)
+        return 0;
+    if ((fw = malloc(sizeof(*fw))) == NULL)
+        h2o_fatal("out of memory");
+    fw->handle = request_hold(rq);
+    fw->server = s;
+    delay_start(&worker->delays, &fw->delay, d.delay_ms, on_fault_waited);
+    readpark_request(req);
+    return 1;
+}
+
 static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
 {
     dispatch_handler_t *self = (dispatch_handler_t *)_self;
@@ -91,7 +164,6 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
     router_match_t match;
     request_t *rq;
     char allow[96];
-    int rc;
 
     /* libh2o read the body by the first Content-Length (or by chunks) and
      * dropped the header: a second framing is visible only in the raw bytes,
@@ -112,8 +184,10 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
         respond_error(req, 400, "path", "must not contain NUL");
         return 0;
     }
-    if (s->cfg->gzip)
+    if (flags_live_read(&s->cfg->gzip))
         compress_fix_accept_encoding(req);
+    else
+        req->compress_hint = H2O_COMPRESS_HINT_DISABLE; /* the filter runs only if the admin listener may turn it on */
     /* libh2o decodes %2F into '/' before routing sees the path, which would
      * let /api/articles/x%2Fcomments reach /api/articles/:slug/comments:
      * such paths match no app route */
@@ -125,14 +199,13 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
             break;
         rq = request_attach(req, worker, match.route->id);
         rq->match = match;
-        /* --app-cpu-us: the app's own cost, on the worker before the handler
-         * (blocking its loop in async mode, its one request in sync mode);
-         * the lab's /metrics is an instrument, not the app */
-        if (s->cfg->app_cpu_us > 0 && strcmp(match.route->template, "/metrics") != 0)
-            cpuburn_ns((uint64_t)s->cfg->app_cpu_us * 1000u);
-        if ((rc = ((request_handler_fn)match.route->handler)(req, rq)) == 0)
-            readpark_request(req);
-        return rc;
+        /* the lab's /metrics is an instrument, not the app: no fault, no
+         * --app-cpu-us */
+        if (strcmp(match.route->template, "/metrics") == 0)
+            return ((request_handler_fn)match.route->handler)(req, rq);
+        if (apply_fault(s, worker, req, rq))
+            return 0;
+        return run_route(s, req, rq);
     case ROUTER_METHOD_NOT_ALLOWED:
         if (self->metrics_only && strcmp(match.route->template, "/metrics") != 0)
             break;
@@ -262,6 +335,21 @@ static void on_control(h2o_multithread_receiver_t *receiver, h2o_linklist_t *mes
     }
 }
 
+/* A live --keepalive-timeout reaches this loop's timers on its next tick
+ * (begin_drain sets them the same way). 0 is close mode, which keeps the
+ * timers as they are: they still bound the wait for a request's headers. */
+static void apply_keepalive(server_worker_t *w)
+{
+    int ka = flags_live_read(&w->server->cfg->keepalive_timeout);
+    if (ka == w->keepalive_applied || w->stopping)
+        return;
+    w->keepalive_applied = ka;
+    if (ka > 0) {
+        w->ctx.http1.req_timeout.timeout = (uint64_t)ka * 1000;
+        w->ctx.http2.idle_timeout.timeout = (uint64_t)ka * 1000;
+    }
+}
+
 static void on_tick(h2o_timeout_entry_t *entry)
 {
     server_worker_t *w = H2O_STRUCT_FROM_MEMBER(server_worker_t, tick_entry, entry);
@@ -269,6 +357,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
 
     metrics_set(&w->server->metrics.workers[w->index].loop_lag_us, now > due ? (now - due) * 1000 : 0);
     log_writer_flush(&w->log);
+    apply_keepalive(w);
     w->tick_armed_at = now;
     h2o_timeout_link(w->ctx.loop, &w->tick_timeout, &w->tick_entry);
 }
@@ -365,8 +454,8 @@ static int bind_all(server_t *s, char *err, size_t errlen)
     const config_t *cfg = s->cfg;
     for (int i = 0; i < cfg->workers; i++) {
         server_worker_t *w = &s->workers[i];
-        int with_metrics = cfg->has_metrics_listen && i == 0;
-        w->nfds = cfg->nlisten + (cfg->has_tls_listen ? 1 : 0) + (with_metrics ? 1 : 0);
+        int with_metrics = cfg->has_metrics_listen && i == 0, with_admin = cfg->has_admin_listen && i == 0;
+        w->nfds = cfg->nlisten + (cfg->has_tls_listen ? 1 : 0) + (with_metrics ? 1 : 0) + (with_admin ? 1 : 0);
         w->fds = calloc(w->nfds, sizeof(int));
         w->listeners = calloc(w->nfds, sizeof(h2o_socket_t *));
         if (w->fds == NULL || w->listeners == NULL) {
@@ -379,15 +468,21 @@ static int bind_all(server_t *s, char *err, size_t errlen)
         if (cfg->has_tls_listen &&
             (w->fds[cfg->nlisten] = bind_listener(&cfg->tls_listen, cfg->backlog, err, errlen)) == -1)
             return -1;
-        if (with_metrics && (w->fds[w->nfds - 1] = bind_listener(&cfg->metrics_listen, cfg->backlog, err, errlen)) == -1)
+        if (with_metrics && (w->fds[w->nfds - 1 - with_admin] =
+                                 bind_listener(&cfg->metrics_listen, cfg->backlog, err, errlen)) == -1)
             return -1;
+        if (with_admin) {
+            config_addr_t admin = admin_address(cfg);
+            if ((w->fds[w->nfds - 1] = bind_listener(&admin, 64, err, errlen)) == -1)
+                return -1;
+        }
     }
     return 0;
 }
 
 /* --- set-up --------------------------------------------------------------- */
 
-int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen)
+int server_init(server_t *s, config_t *cfg, char *err, size_t errlen)
 {
     struct stat st;
     sigset_t sigs;
@@ -403,6 +498,9 @@ int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen)
     memset(s, 0, sizeof(*s));
     s->docroot_fd = -1;
     s->cfg = cfg;
+    fault_init(&s->faults);
+    if (admin_init(s, err, errlen) != 0)
+        return -1;
     if (stat(cfg->docroot, &st) != 0 || !S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "--docroot: '%s' is not a directory", cfg->docroot);
         return -1;
@@ -428,6 +526,8 @@ int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen)
     s->hostconf = h2o_config_register_host(&s->globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     if (cfg->has_metrics_listen)
         s->metrics_hostconf = h2o_config_register_host(&s->globalconf, h2o_iovec_init(H2O_STRLIT("metrics")), 65535);
+    if (cfg->has_admin_listen)
+        s->admin_hostconf = h2o_config_register_host(&s->globalconf, h2o_iovec_init(H2O_STRLIT("admin")), 65535);
     return 0;
 }
 
@@ -478,7 +578,7 @@ static int configure_paths(server_t *s, char *err, size_t errlen)
     }
     pathconf = h2o_config_register_path(s->hostconf, "/", 0);
     hooks_register(pathconf);
-    if (s->cfg->gzip)
+    if (s->cfg->gzip || s->cfg->has_admin_listen)
         compress_register(pathconf);
     register_dispatch(s, pathconf, 0);
     s->mimemap = h2o_file_get_mimemap(h2o_file_register(pathconf, docroot, NULL, NULL, 0));
@@ -496,6 +596,9 @@ static int configure_paths(server_t *s, char *err, size_t errlen)
         register_fallback(pathconf);
         hooks_register(&s->metrics_hostconf->fallback_path);
     }
+    /* the admin host answers everything itself, outside the app's metrics */
+    if (s->admin_hostconf != NULL)
+        admin_register(s, h2o_config_register_path(s->admin_hostconf, "/", 0));
     return 0;
 }
 
@@ -534,6 +637,8 @@ static h2o_accept_ctx_t *listener_accept_ctx(server_t *s, server_worker_t *w, si
         return &w->accept_ctx;
     if (s->cfg->has_tls_listen && i == s->cfg->nlisten)
         return &w->tls_accept_ctx;
+    if (s->cfg->has_admin_listen && w->index == 0 && i == w->nfds - 1)
+        return &w->admin_accept_ctx;
     return &w->metrics_accept_ctx;
 }
 
@@ -556,6 +661,11 @@ static void setup_worker(server_t *s, server_worker_t *w)
     w->metrics_accept_ctx.ctx = &w->ctx;
     w->metrics_accept_ctx.hosts = calloc(2, sizeof(h2o_hostconf_t *));
     w->metrics_accept_ctx.hosts[0] = s->metrics_hostconf;
+    w->admin_accept_ctx.ctx = &w->ctx;
+    w->admin_accept_ctx.hosts = calloc(2, sizeof(h2o_hostconf_t *));
+    w->admin_accept_ctx.hosts[0] = s->admin_hostconf;
+    w->keepalive_applied = s->cfg->keepalive_timeout;
+    w->fault_rng = 0x9E3779B97F4A7C15ULL * (index + 1); /* xorshift needs a non-zero seed */
     s->queues[index] = h2o_multithread_create_queue(loop);
     h2o_multithread_register_receiver(s->queues[index], &w->control, on_control);
     h2o_timeout_init(loop, &w->tick_timeout, TICK_MS);
@@ -583,6 +693,10 @@ static void print_listening(const server_t *s)
                 cfg->tls_resumption ? "on" : "off");
     if (cfg->has_metrics_listen)
         fprintf(stderr, " (metrics on %s:%u)", cfg->metrics_listen.host, cfg->metrics_listen.port);
+    if (cfg->has_admin_listen) {
+        config_addr_t admin = admin_address(cfg);
+        fprintf(stderr, " (admin on %s:%u)", admin.host, admin.port);
+    }
     fprintf(stderr, " with %d worker%s; flags: %s\n", cfg->workers, cfg->workers == 1 ? "" : "s", s->flags_text);
 }
 
@@ -688,6 +802,8 @@ void server_dispose(server_t *s)
     s->route_names = NULL;
     s->route_metric = NULL;
     metrics_dispose(&s->metrics);
+    admin_dispose(s);
+    fault_dispose(&s->faults);
     log_sink_close(&s->log);
     /* connections a worker still owns hold their own references */
     tls_context_free(s->ssl_ctx);

@@ -29,7 +29,7 @@
  * TLS certificate and key are loaded) and blocks SIGTERM/SIGINT in the
  * calling thread, so threads started later inherit the mask. Returns 0, or
  * -1 with a one-line message in err. */
-int server_init(server_t *s, const config_t *cfg, char *err, size_t errlen);
+int server_init(server_t *s, config_t *cfg, char *err, size_t errlen);
 
 /* Adds an app route (before server_run). Returns the route id or -1. */
 int server_add_route(server_t *s, unsigned methods, const char *tmpl, request_handler_fn handler);

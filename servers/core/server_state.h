@@ -19,6 +19,7 @@
 #include "core/config.h"
 #include "core/delay.h"
 #include "core/docroot.h"
+#include "core/fault.h"
 #include "core/log.h"
 #include "core/metrics.h"
 #include "core/pipecork.h"
@@ -43,8 +44,10 @@ typedef struct server_worker {
     h2o_accept_ctx_t accept_ctx;
     h2o_accept_ctx_t tls_accept_ctx; /* the same hosts, with the shared SSL_CTX */
     h2o_accept_ctx_t metrics_accept_ctx;
+    h2o_accept_ctx_t admin_accept_ctx;
     /* listening sockets: one per --listen, then the --tls-listen one if any,
-     * then (worker 0 only) the --metrics-listen one if any */
+     * then (worker 0 only) the --metrics-listen one and the --admin-listen
+     * one, if any */
     int *fds;
     size_t nfds;
     h2o_socket_t **listeners;
@@ -58,6 +61,8 @@ typedef struct server_worker {
     h2o_timeout_entry_t tick_entry;
     uint64_t tick_armed_at;
     uint64_t drain_deadline;
+    int keepalive_applied; /* the live --keepalive-timeout this loop's timers use (seconds) */
+    uint64_t fault_rng;    /* this worker's random stream for the fault rules */
     log_writer_t log;
     delay_set_t delays; /* timers of any duration, for the apps */
     docroot_cache_t docroot; /* the static files' check and small-file copies */
@@ -72,11 +77,19 @@ typedef struct server_worker {
  * it drained. */
 typedef void (*server_worker_hook_fn)(server_worker_t *w, void *data);
 
+/* The admin listener's own state (core/admin). */
+typedef struct server_admin {
+    unsigned char token_digest[32]; /* SHA-256 of the token */
+    struct server_admin_text *texts; /* the flags texts made at each change, newest first */
+    unsigned changes;
+} server_admin_t;
+
 struct server {
-    const config_t *cfg;
+    config_t *cfg; /* read-only once the workers run, but for the live flags (core/admin) */
     h2o_globalconf_t globalconf;
     h2o_hostconf_t *hostconf;
     h2o_hostconf_t *metrics_hostconf;
+    h2o_hostconf_t *admin_hostconf;
     router_t router;
     unsigned route_static;    /* metrics route id of files served from --docroot */
     int docroot_fd;           /* for the beneath-the-docroot check of static paths */
@@ -98,6 +111,8 @@ struct server {
     pthread_mutex_t stop_lock;
     pthread_cond_t stop_cond; /* on CLOCK_MONOTONIC */
     int workers_stopped;
+    fault_set_t faults; /* set through the admin listener, applied on dispatch */
+    server_admin_t admin;
     server_worker_hook_fn on_worker_start, on_worker_stop;
     void *hook_data;
 };

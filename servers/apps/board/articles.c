@@ -151,6 +151,7 @@ typedef struct list_state {
     jsonw_t page;     /* the articles, written when their rows arrive */
     long long returned;
     int more;         /* without count: a row past the page exists */
+    int counting;     /* --count-pagination, read once: the admin listener may change it meanwhile */
 } list_state_t;
 
 static void finish_list(request_t *rq)
@@ -199,14 +200,14 @@ static void on_page(request_t *rq, const pg_result_t *res)
         return;
     }
     int rows = PQntuples(res->res);
-    if (!board_settings.count_pagination && rows > st->limit) {
+    if (!st->counting && rows > st->limit) {
         st->more = 1;
         rows = (int)st->limit;
     }
     st->returned = rows;
     /* An empty page past the end says nothing of the total (offset would
      * overstate it): only then, without --count-pagination, count. */
-    if (!st->failed && rows == 0 && st->offset > 0 && !board_settings.count_pagination) {
+    if (!st->failed && rows == 0 && st->offset > 0 && !st->counting) {
         st->pending++;
         pg_query(rq->worker->pg, rq, st->count_stmt, st->filter, on_count);
     }
@@ -225,7 +226,7 @@ static void on_page(request_t *rq, const pg_result_t *res)
 static void list_as(request_t *rq, long long viewer)
 {
     list_state_t *st = rq->app;
-    int counting = board_settings.count_pagination;
+    int counting = st->counting = flags_live_read(&board_settings.count_pagination);
     int nfilters = (st->tag != NULL) + (st->author != NULL) + (st->favorited != NULL);
     const pg_statement_t *list, *count;
     const char *page[6] = {app_itoa(rq, viewer), app_itoa(rq, counting ? st->limit : st->limit + 1),

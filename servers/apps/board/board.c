@@ -9,7 +9,7 @@
  * --bcrypt-cost before --handler-mode */
 static const flags_def_t pagination_flag[] = {
     {.name = "count-pagination", .kind = FLAGS_BOOL, .offset = offsetof(board_settings_t, count_pagination),
-     .value = "off", .in_flags = 1,
+     .value = "off", .in_flags = 1, .live = 1,
      .help = "the article index runs an exact count(*) for articlesCount on every request (Laravel paginate())"},
 };
 static const flags_def_t bcrypt_flag[] = {

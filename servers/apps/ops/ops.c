@@ -1,6 +1,7 @@
 #include "apps/ops/ops.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/respond.h"
 #include "data/cache/cache.h"
@@ -16,14 +17,20 @@ static int on_health_check(h2o_req_t *req, request_t *rq)
 
 static int on_metrics(h2o_req_t *req, request_t *rq)
 {
-    size_t len = 0;
-    char *text = metrics_render(&rq->worker->server->metrics, &len);
-    if (text == NULL) {
+    size_t len = 0, extra;
+    char *text = metrics_render(&rq->worker->server->metrics, &len), *all;
+    char faults[1024];
+
+    /* the admin listener's fault families follow the server's own */
+    extra = fault_render_metrics(&rq->worker->server->faults, faults, sizeof(faults));
+    if (text == NULL || extra >= sizeof(faults) || (all = realloc(text, len + extra)) == NULL) {
+        free(text);
         respond_error(req, 503, "metrics", "out of memory while rendering");
         return 0;
     }
-    respond_send(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
-    free(text);
+    memcpy(all + len, faults, extra);
+    respond_send(req, 200, "text/plain; version=0.0.4; charset=utf-8", all, len + extra);
+    free(all);
     return 0;
 }
 
@@ -32,17 +39,21 @@ static int on_metrics(h2o_req_t *req, request_t *rq)
  * decide: every request that uses it falls back to PostgreSQL, and a shared
  * Redis that stalls would otherwise make every instance unready at once, so
  * a balancer would eject them all and answer 503 to requests they could
- * serve. */
+ * serve. The admin listener may hold it down (PUT /admin/ready), which the
+ * body says as "admin":"held down". */
 static int on_readyz(h2o_req_t *req, request_t *rq)
 {
     server_worker_t *w = rq->worker;
     int db_up = w->pg != NULL && pg_pool_is_up(w->pg);
     int redis_up = w->cache != NULL && cache_is_up(w->cache);
+    int held = fault_unready(&w->server->faults);
     json_t *doc = json_pack("{s:s,s:s}", "db", db_up ? "ok" : "down", "redis",
                             w->cache == NULL ? "disabled" : (redis_up ? "ok" : "down"));
-    if (!db_up)
+    if (held)
+        json_object_set_new(doc, "admin", json_string("held down"));
+    if (!db_up || held)
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, H2O_STRLIT("1"));
-    respond_json(req, db_up ? 200 : 503, doc);
+    respond_json(req, db_up && !held ? 200 : 503, doc);
     json_decref(doc);
     return 0;
 }

@@ -102,7 +102,7 @@ static void run_on_pool(request_t *rq, offload_work_fn work, int ms, config_hand
 static int on_cpu(h2o_req_t *req, request_t *rq)
 {
     server_worker_t *w = rq->worker;
-    config_handler_mode_t mode = w->server->cfg->handler_mode;
+    config_handler_mode_t mode = (config_handler_mode_t)flags_live_read((const int *)&w->server->cfg->handler_mode);
     int ms = read_ms(rq);
 
     if (ms < 0)
@@ -132,17 +132,18 @@ static void on_slept(delay_t *d)
 static int on_sleep(h2o_req_t *req, request_t *rq)
 {
     server_worker_t *w = rq->worker;
+    config_handler_mode_t mode = (config_handler_mode_t)flags_live_read((const int *)&w->server->cfg->handler_mode);
     int ms = read_ms(rq);
     sleeper_t *s;
 
     if (ms < 0)
         return 0;
-    if (w->server->cfg->handler_mode == CONFIG_HANDLER_INLINE || w->offload_pool == NULL) {
+    if (mode == CONFIG_HANDLER_INLINE || w->offload_pool == NULL) {
         sleep_blocking(ms);
         respond_done(req, ms, CONFIG_HANDLER_INLINE);
         return 0;
     }
-    if (w->server->cfg->handler_mode == CONFIG_HANDLER_POOL) {
+    if (mode == CONFIG_HANDLER_POOL) {
         run_on_pool(rq, on_nap, ms, CONFIG_HANDLER_POOL);
         return 0;
     }
