@@ -143,7 +143,7 @@ static void on_log_access(h2o_logger_t *self, h2o_req_t *req)
      * this pass's others in one transmission */
     if ((conn = server_conn_of(req)) != NULL && bodycap_rearm(&conn->cap, req))
         pipecork_mark(&worker->pipecork, &conn->cork, conn->cap.sock);
-    if (server->log.mode != CONFIG_LOG_OFF)
+    if (log_sink_mode(&server->log) != CONFIG_LOG_OFF)
         log_writer_request(&worker->log, req, rq != NULL ? rq->response_body : h2o_iovec_init(NULL, 0), duration_ns);
 }
 

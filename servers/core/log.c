@@ -9,12 +9,13 @@
 
 #define LOG_FLUSH_AT (32 * 1024)
 
-int log_sink_open(log_sink_t *sink, config_log_mode_t mode, const char *path, char *err, size_t errlen)
+int log_sink_open(log_sink_t *sink, const config_log_mode_t *mode, int live, const char *path, char *err,
+                  size_t errlen)
 {
     sink->mode = mode;
     sink->fd = -1;
     sink->owns_fd = 0;
-    if (mode == CONFIG_LOG_OFF)
+    if (*mode == CONFIG_LOG_OFF && !live)
         return 0;
     if (path == NULL) {
         sink->fd = STDOUT_FILENO;
@@ -130,10 +131,11 @@ void log_writer_request(log_writer_t *w, h2o_req_t *req, h2o_iovec_t response_bo
     socklen_t sslen;
     h2o_timestamp_t ts;
     h2o_iovec_t referer, ua;
-    int verbose = w->sink->mode == CONFIG_LOG_VERBOSE;
+    config_log_mode_t mode = log_sink_mode(w->sink);
+    int verbose = mode == CONFIG_LOG_VERBOSE;
     size_t need, taillen;
 
-    if (w->sink->mode == CONFIG_LOG_OFF)
+    if (mode == CONFIG_LOG_OFF || w->sink->fd == -1)
         return;
     if ((sslen = req->conn->callbacks->get_peername(req->conn, (void *)&ss)) != 0)
         h2o_socket_getnumerichost((void *)&ss, sslen, peer);

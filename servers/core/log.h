@@ -10,7 +10,9 @@
  *          throughput in the TPS-trend write-up.
  *
  * The sink (the file descriptor) is shared by all workers and immutable after
- * log_sink_open(); each worker owns one log_writer_t. Writes of whole lines
+ * log_sink_open(), but for its mode, which is the live --log flag (the admin
+ * listener may change it; read with flags_live_read); each worker owns one
+ * log_writer_t. Writes of whole lines
  * to an O_APPEND descriptor keep lines of different workers apart.
  */
 #ifndef SUTLAB_LOG_H
@@ -23,7 +25,7 @@
 #include "core/config.h"
 
 typedef struct log_sink {
-    config_log_mode_t mode;
+    const config_log_mode_t *mode; /* the --log flag itself */
     int fd;
     int owns_fd;
 } log_sink_t;
@@ -35,8 +37,16 @@ typedef struct log_writer {
 } log_writer_t;
 
 /* Opens the log file (appending; NULL path = stdout). Returns 0, or -1 with a
- * message in err. With mode off nothing is opened. */
-int log_sink_open(log_sink_t *sink, config_log_mode_t mode, const char *path, char *err, size_t errlen);
+ * message in err. With *mode off nothing is opened, unless it may turn on
+ * later (`live`: the admin listener runs). */
+int log_sink_open(log_sink_t *sink, const config_log_mode_t *mode, int live, const char *path, char *err,
+                  size_t errlen);
+
+/* The mode in force. */
+static inline config_log_mode_t log_sink_mode(const log_sink_t *sink)
+{
+    return (config_log_mode_t)flags_live_read((const int *)sink->mode);
+}
 void log_sink_close(log_sink_t *sink);
 
 void log_writer_init(log_writer_t *w, const log_sink_t *sink);

@@ -508,7 +508,7 @@ int server_init(server_t *s, config_t *cfg, char *err, size_t errlen)
     if (cfg->has_tls_listen &&
         (s->ssl_ctx = tls_context_create(cfg->tls_cert, cfg->tls_key, cfg->tls_resumption, err, errlen)) == NULL)
         return -1;
-    if (log_sink_open(&s->log, cfg->log, cfg->log_file, err, errlen) != 0)
+    if (log_sink_open(&s->log, &cfg->log, cfg->has_admin_listen, cfg->log_file, err, errlen) != 0)
         return -1;
     router_init(&s->router);
 

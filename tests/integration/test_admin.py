@@ -210,9 +210,26 @@ class LiveFlags(unittest.TestCase):
             self.assertLess(time.monotonic() - t, 3.0)
             s.close()
 
+    def test_log_turned_on_and_off(self):
+        log = os.path.join(tempfile.mkdtemp(prefix="sutlab-admin-log-"), "access.log")
+        with Admin(extra=["--log-file", log]) as a:
+            self.assertEqual(a.srv.request("GET", "/health_check?before=1")[0], 200)
+            self.assertEqual(a.call("PUT", "/admin/flags/log", {"value": "access"})[0], 200)
+            self.assertEqual(a.srv.request("GET", "/health_check?during=1")[0], 200)
+            time.sleep(0.5)  # access lines are flushed every 100 ms
+            self.assertEqual(a.call("PUT", "/admin/flags/log", {"value": "off"})[0], 200)
+            time.sleep(0.3)
+            self.assertEqual(a.srv.request("GET", "/health_check?after=1")[0], 200)
+            time.sleep(0.5)
+        with open(log) as f:
+            text = f.read()
+        self.assertIn("/health_check?during=1", text)
+        self.assertNotIn("before=1", text)
+        self.assertNotIn("after=1", text)
+
     def test_refusals(self):
         with Admin() as a:
-            status, _, body = a.call("PUT", "/admin/flags/log", {"value": "access"})
+            status, _, body = a.call("PUT", "/admin/flags/redis-cache", {"value": "on"})
             self.assertEqual(status, 409)
             self.assertIn("needs a restart", body["errors"]["flag"][0])
             self.assertEqual(a.call("PUT", "/admin/flags/nope", {"value": "on"})[0], 404)
@@ -224,7 +241,7 @@ class LiveFlags(unittest.TestCase):
             self.assertEqual(a.call("POST", "/admin/faults", "x" * 20000)[0], 413)
             state = a.call("GET", "/admin")[2]
             self.assertEqual(state["flags"]["app-cpu-us"], 0)
-            self.assertIn("log", state["restart_only"])
+            self.assertIn("redis-cache", state["restart_only"])
 
 
 class Faults(unittest.TestCase):
