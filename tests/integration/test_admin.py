@@ -199,6 +199,28 @@ class LiveFlags(unittest.TestCase):
             self.assertIsNotNone(took, [app_ms(s) for s in load.seen[-5:]])
             self.assertLess(took, 1.0)
 
+    def test_count_pagination_under_load(self):
+        # without the count, articlesCount says only "one more page" (offset + limit + 1); with it,
+        # the exact total
+        url = pgtest.fresh_database(self)
+        migrate_and_seed(url, "tiny")
+        total = int(pgtest.scalar(url, "SELECT count(*) FROM articles"))
+        self.assertGreater(total, 2)
+        with Admin(db_url=url) as a:
+            load = Load(a.srv.port, "/api/articles?limit=1")
+            load.start()
+            time.sleep(0.5)
+            t = time.monotonic()
+            self.assertEqual(a.call("PUT", "/admin/flags/count-pagination", {"value": True})[0], 200)
+            time.sleep(1.0)
+            load.finish()
+            self.assertEqual(load.failures, [])
+            counts = [(s[0] < t, json.loads(s[3])["articlesCount"]) for s in load.seen]
+            self.assertTrue(counts and all(c == 2 for before, c in counts if before), counts[:5])
+            took = load.first_after(t, lambda s: json.loads(s[3])["articlesCount"] == total)
+            self.assertIsNotNone(took)
+            self.assertLess(took, 1.0)
+
     def test_keepalive_timeout_reaches_idle_connections(self):
         with Admin() as a:
             s = socket.create_connection(("127.0.0.1", a.srv.port), timeout=10)
