@@ -70,8 +70,14 @@ static int check_keys(json_t *doc, char *err, size_t errlen)
         while (known[i] != NULL && strcmp(known[i], key) != 0)
             i++;
         if (known[i] == NULL) {
-            snprintf(err, errlen, "unknown field '%.64s' (match, latency_ms, jitter_ms, error_rate, status, reset_rate)",
-                     key);
+            /* the reason is one line of printable text, whatever the key holds */
+            char shown[65];
+            size_t n = 0;
+            for (; key[n] != '\0' && n < sizeof(shown) - 1; n++)
+                shown[n] = key[n] >= 0x20 && key[n] < 0x7f ? key[n] : '?';
+            shown[n] = '\0';
+            snprintf(err, errlen, "unknown field '%s' (match, latency_ms, jitter_ms, error_rate, status, reset_rate)",
+                     shown);
             return -1;
         }
     }
