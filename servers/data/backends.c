@@ -43,7 +43,7 @@ static const flags_def_t store_flags[] = {
 /* In serve's --help it stands before --handler-mode */
 static const flags_def_t offload_flags[] = {
     {.name = "offload-threads", .kind = FLAGS_INT, .offset = offsetof(backends_settings_t, offload_threads),
-     .max = 256, .metavar = "N", .value = "0", .shown = "0 (= workers)", .in_flags = 1,
+     .max = OFFLOAD_MAX_THREADS, .metavar = "N", .value = "0", .shown = "0 (= workers)", .in_flags = 1,
      .help = "threads for CPU-heavy work off the event loops (bcrypt in async mode, /work/* with --handler-mode "
              "offload|pool)"},
 };

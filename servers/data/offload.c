@@ -48,15 +48,24 @@ offload_pool_t *offload_pool_create(int threads)
     offload_pool_t *pool = calloc(1, sizeof(*pool));
     if (pool == NULL)
         return NULL;
+    pthread_attr_t attr;
+    int ok = 1;
+
     pthread_mutex_init(&pool->mutex, NULL);
     pthread_cond_init(&pool->cond, NULL);
-    for (int i = 0; i < threads; i++) {
+    /* A job's deepest stack is bcrypt's (crypt_r's 32 KiB of state) or a
+     * sleep: 512 KiB leaves room for the sanitizers' redzones, where glibc's
+     * default of 8 MiB would reserve 16 GiB of address space for the spray
+     * case's 2000 threads. */
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, OFFLOAD_STACK_BYTES);
+    for (int i = 0; i < threads && ok; i++) {
         pthread_t t;
-        if (pthread_create(&t, NULL, pool_main, pool) != 0)
-            return NULL;
-        pthread_detach(t); /* they live as long as the process */
+        if ((ok = pthread_create(&t, &attr, pool_main, pool) == 0))
+            pthread_detach(t); /* they live as long as the process */
     }
-    return pool;
+    pthread_attr_destroy(&attr);
+    return ok ? pool : NULL;
 }
 
 static void on_completions(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)

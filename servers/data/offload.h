@@ -15,13 +15,18 @@
 
 #include "core/request.h"
 
+/* The spray case runs the write-up's pool of 2000 threads. */
+#define OFFLOAD_MAX_THREADS 4096
+#define OFFLOAD_STACK_BYTES (512 * 1024)
+
 typedef struct offload_pool offload_pool_t;
 typedef struct offload_receiver offload_receiver_t;
 
 typedef void (*offload_work_fn)(void *arg);
 typedef void (*offload_done_fn)(request_t *rq, void *arg);
 
-/* Starts `threads` pool threads. Returns NULL on failure. */
+/* Starts `threads` pool threads, each with an OFFLOAD_STACK_BYTES stack.
+ * Returns NULL on failure. */
 offload_pool_t *offload_pool_create(int threads);
 
 /* A worker's mailbox for completions, on its multithread queue. */

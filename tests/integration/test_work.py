@@ -280,6 +280,27 @@ class HandlerModes(unittest.TestCase):
             self.assertTrue(all(2.0 <= t < 3.0 for t in first), done)
             self.assertTrue(all(4.0 <= t < 5.0 for t in second), done)
 
+    def test_the_write_ups_pool_of_2000_threads(self):
+        # the spray write-up's Future ran on 2000 threads: 300 sleeps of 0.5 s at once all hold
+        # a thread of their own, so they end together, in one wave
+        with Server(workers=1, extra_args=NO_DB + ["--handler-mode", "pool", "--offload-threads", "2000"]) as srv:
+            conns = [socket.create_connection(("127.0.0.1", srv.port), timeout=20) for _ in range(300)]
+            t0 = time.monotonic()
+            for c in conns:
+                c.sendall(b"GET /work/sleep?ms=500 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            for c in conns:
+                data = b""
+                while True:
+                    chunk = c.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                c.close()
+                self.assertIn(b'"mode":"pool"', data)
+            took = time.monotonic() - t0
+            self.assertLess(took, 1.5, "300 sleeps of 0.5 s on 2000 threads took %.2f s" % took)
+        assert_usage_error(self, ["serve", "--offload-threads", "4097"], "--offload-threads")
+
     def test_environment_fallback(self):
         with Server(workers=1, extra_args=NO_DB, env={"SUTLAB_HANDLER_MODE": "inline"}) as srv:
             status, _, body = json_get(srv, "/work/sleep?ms=1")
