@@ -22,6 +22,7 @@ struct offload_pool {
 struct offload_receiver {
     h2o_multithread_receiver_t super;
     h2o_multithread_queue_t *queue;
+    size_t pending; /* jobs run for this worker and not yet back; its thread only */
 };
 
 static void *pool_main(void *p)
@@ -74,6 +75,7 @@ static void on_completions(h2o_multithread_receiver_t *receiver, h2o_linklist_t 
     while (!h2o_linklist_is_empty(messages)) {
         offload_job_t *job = (offload_job_t *)H2O_STRUCT_FROM_MEMBER(h2o_multithread_message_t, link, messages->next);
         h2o_linklist_unlink(&job->message.link);
+        job->receiver->pending--;
         job->done(job->handle->rq, job->arg);
         request_release(job->handle);
         free(job);
@@ -92,9 +94,15 @@ offload_receiver_t *offload_receiver_create(h2o_multithread_queue_t *queue)
 
 void offload_receiver_destroy(offload_receiver_t *r)
 {
-    /* jobs still running would post to a dead receiver: the workers stop
-     * only after their requests drained, so none are left by now */
-    if (r == NULL)
+    /* A job still running posts to this receiver when it ends. A worker
+     * stops once its connections are closed, but a request that went away
+     * (an HTTP/2 stream dropped, a connection closed) leaves its job running
+     * on the pool: a burn or a pool-mode sleep may end after the stop. Such a
+     * receiver stays registered and allocated (its worker, which points to
+     * it, lives until the process exits), and the job's message waits on the
+     * stopped loop's queue. Freeing it was a use-after-free under a busy
+     * machine (ASan, test_tls HTTP2Abandoned). */
+    if (r == NULL || r->pending > 0)
         return;
     h2o_multithread_unregister_receiver(r->queue, &r->super);
     free(r);
@@ -107,6 +115,7 @@ void offload_run(offload_pool_t *pool, offload_receiver_t *r, request_t *rq, off
     if (job == NULL)
         h2o_fatal("out of memory");
     job->receiver = r;
+    r->pending++;
     job->handle = request_hold(rq);
     job->work = work;
     job->done = done;

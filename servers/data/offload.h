@@ -29,7 +29,9 @@ typedef void (*offload_done_fn)(request_t *rq, void *arg);
  * Returns NULL on failure. */
 offload_pool_t *offload_pool_create(int threads);
 
-/* A worker's mailbox for completions, on its multithread queue. */
+/* A worker's mailbox for completions, on its multithread queue. Destroying
+ * one that still waits for a job (its request went away) leaves it as it
+ * is: the job will post to it. */
 offload_receiver_t *offload_receiver_create(h2o_multithread_queue_t *queue);
 void offload_receiver_destroy(offload_receiver_t *r);
 

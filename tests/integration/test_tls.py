@@ -239,6 +239,23 @@ class HTTP2Abandoned(TLSBase):
         # finish() (tearDownClass) then checks exit 0 and, under ASan, no report
 
 
+class HTTP2AbandonedAtStop(TLSBase):
+    """A stop while the pool still burns for a request that went away: the worker stops at once
+    (its connections are closed) and must not free what the burn's completion posts to. The race
+    is timing-dependent (the burn must end before the process does), so this test can pass with
+    the bug present; it failed 3 runs in 6 under ASan on a busy machine before the fix."""
+
+    WORKERS = 1
+
+    def test_stop_while_an_abandoned_burn_runs(self):
+        s = self.connect(self.context(alpn=("h2",)))
+        s.sendall(H2_PREFACE + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00" + h2_get_frame(1, "/work/cpu?ms=400"))
+        time.sleep(0.1)
+        s.close()
+        time.sleep(0.1)
+        self.srv.finish(timeout=10)  # exit 0 and no sanitizer report, or AssertionError
+
+
 class Resumption(TLSBase):
     """--tls-resumption on (the default): a client's second connection resumes its session, on
     whichever worker SO_REUSEPORT hands it to (one SSL_CTX, shared ticket keys and cache)."""
