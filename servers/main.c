@@ -121,7 +121,7 @@ static int serve_main(int argc, char **argv)
         return 1;
     }
     if (backends_attach(&backends) != 0) {
-        fprintf(stderr, "sutlab serve: cannot start the offload threads\n");
+        fprintf(stderr, "sutlab serve: cannot set up the data layer (its metric families or offload threads)\n");
         return 1;
     }
     rc = server_run(&server);

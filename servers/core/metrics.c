@@ -1,6 +1,5 @@
 #include "core/metrics.h"
 
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,14 +43,33 @@ static size_t method_index(unsigned method_bit)
     return METRICS_NMETHODS - 1;
 }
 
-int metrics_init(metrics_t *m, const char *const *route_names, size_t nroutes, const char *const *query_names,
-                 size_t nqueries, size_t nworkers, const char *version, const char *flags)
+/* Slots per series: a histogram's words, or one for a counter or gauge. */
+static size_t series_words(metrics_type_t type)
 {
+    return type == METRICS_HISTOGRAM ? sizeof(metrics_histogram_t) / sizeof(uint64_t) : 1;
+}
+
+int metrics_register(metrics_registry_t *reg, const metrics_family_t *f)
+{
+    if (reg->n == METRICS_MAX_FAMILIES || (f->label != NULL) != (f->values != NULL))
+        return -1;
+    metrics_family_t *copy = &reg->families[reg->n];
+    *copy = *f;
+    if (copy->label == NULL)
+        copy->nseries = 1;
+    copy->offset = reg->nslots;
+    reg->nslots += copy->nseries * series_words(copy->type);
+    return (int)reg->n++;
+}
+
+int metrics_init(metrics_t *m, const char *const *route_names, size_t nroutes, const metrics_registry_t *registry,
+                 size_t nworkers, const char *version, const char *flags)
+{
+    size_t nslots = registry != NULL ? registry->nslots : 0;
     memset(m, 0, sizeof(*m));
     m->route_names = route_names;
     m->nroutes = nroutes;
-    m->query_names = query_names;
-    m->nqueries = nqueries;
+    m->registry = registry;
     m->nworkers = nworkers;
     m->version = version;
     m->flags = flags;
@@ -60,9 +78,9 @@ int metrics_init(metrics_t *m, const char *const *route_names, size_t nroutes, c
     for (size_t w = 0; w < nworkers; w++) {
         m->workers[w].http_requests = calloc(nroutes * METRICS_NMETHODS * METRICS_NSTATUS, sizeof(uint64_t));
         m->workers[w].http_durations = calloc(nroutes, sizeof(metrics_histogram_t));
-        m->workers[w].db_queries = calloc(nqueries + 1, sizeof(metrics_histogram_t));
+        m->workers[w].slots = calloc(nslots + 1, sizeof(uint64_t));
         if (m->workers[w].http_requests == NULL || m->workers[w].http_durations == NULL ||
-            m->workers[w].db_queries == NULL) {
+            m->workers[w].slots == NULL) {
             metrics_dispose(m);
             return -1;
         }
@@ -76,11 +94,21 @@ void metrics_dispose(metrics_t *m)
         for (size_t w = 0; w < m->nworkers; w++) {
             free(m->workers[w].http_requests);
             free(m->workers[w].http_durations);
-            free(m->workers[w].db_queries);
+            free(m->workers[w].slots);
         }
         free(m->workers);
     }
     m->workers = NULL;
+}
+
+uint64_t *metrics_counters(const metrics_t *m, size_t worker, int id)
+{
+    return m->workers[worker].slots + m->registry->families[id].offset;
+}
+
+metrics_histogram_t *metrics_histograms(const metrics_t *m, size_t worker, int id)
+{
+    return (metrics_histogram_t *)metrics_counters(m, worker, id);
 }
 
 void metrics_histogram_observe(metrics_histogram_t *h, uint64_t ns)
@@ -145,17 +173,18 @@ static void render_requests(FILE *f, const metrics_t *m)
     }
 }
 
-/* Sums one histogram over the workers; `pick` returns a worker's instance. */
-typedef const metrics_histogram_t *(*pick_fn)(const metrics_worker_t *w, size_t i);
+/* Sums one histogram over the workers; `pick` returns a worker's instance
+ * of series i of `family` (NULL for the core's own). */
+typedef const metrics_histogram_t *(*pick_fn)(const metrics_worker_t *w, const metrics_family_t *family, size_t i);
 
 static int render_histogram(FILE *f, const metrics_t *m, const char *name, const char *label, const char *value,
-                            pick_fn pick, size_t i, int skip_empty)
+                            pick_fn pick, const metrics_family_t *family, size_t i, int skip_empty)
 {
     uint64_t counts[METRICS_NBUCKETS + 1] = {0}, sum_ns = 0, cumulative = 0;
     char sel[256];
 
     for (size_t w = 0; w < m->nworkers; w++) {
-        const metrics_histogram_t *h = pick(&m->workers[w], i);
+        const metrics_histogram_t *h = pick(&m->workers[w], family, i);
         for (size_t b = 0; b <= METRICS_NBUCKETS; b++)
             counts[b] += load(&h->counts[b]);
         sum_ns += load(&h->sum_ns);
@@ -189,20 +218,15 @@ static int render_histogram(FILE *f, const metrics_t *m, const char *name, const
     return 1;
 }
 
-static const metrics_histogram_t *pick_http(const metrics_worker_t *w, size_t i)
+static const metrics_histogram_t *pick_http(const metrics_worker_t *w, const metrics_family_t *family, size_t i)
 {
+    (void)family;
     return &w->http_durations[i];
 }
 
-static const metrics_histogram_t *pick_db_query(const metrics_worker_t *w, size_t i)
+static const metrics_histogram_t *pick_registered(const metrics_worker_t *w, const metrics_family_t *family, size_t i)
 {
-    return &w->db_queries[i];
-}
-
-static const metrics_histogram_t *pick_db_wait(const metrics_worker_t *w, size_t i)
-{
-    (void)i;
-    return &w->db_pool_wait;
+    return (const metrics_histogram_t *)(w->slots + family->offset) + i;
 }
 
 static void render_durations(FILE *f, const metrics_t *m)
@@ -211,52 +235,39 @@ static void render_durations(FILE *f, const metrics_t *m)
           "# TYPE http_request_duration_seconds histogram\n",
           f);
     for (size_t r = 0; r < m->nroutes; r++)
-        render_histogram(f, m, "http_request_duration_seconds", "route", m->route_names[r], pick_http, r, 1);
+        render_histogram(f, m, "http_request_duration_seconds", "route", m->route_names[r], pick_http, NULL, r, 1);
 }
 
-static uint64_t sum_counter(const metrics_t *m, size_t offset)
+static const char *const type_names[] = {[METRICS_COUNTER] = "counter", [METRICS_GAUGE] = "gauge",
+                                         [METRICS_HISTOGRAM] = "histogram"};
+
+/* One registered family: every series, summed over the workers. */
+static void render_family(FILE *f, const metrics_t *m, const metrics_family_t *fam)
 {
-    uint64_t total = 0;
-    for (size_t w = 0; w < m->nworkers; w++)
-        total += load((const uint64_t *)((const char *)&m->workers[w] + offset));
-    return total;
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", fam->name, fam->help, fam->name, type_names[fam->type]);
+    for (size_t i = 0; i < fam->nseries; i++) {
+        const char *value = fam->label != NULL ? fam->values[i] : NULL;
+        if (fam->type == METRICS_HISTOGRAM) {
+            render_histogram(f, m, fam->name, fam->label, value, pick_registered, fam, i, 0);
+            continue;
+        }
+        uint64_t total = 0;
+        for (size_t w = 0; w < m->nworkers; w++)
+            total += load(m->workers[w].slots + fam->offset + i);
+        fputs(fam->name, f);
+        if (fam->label != NULL) {
+            fprintf(f, "{%s=\"", fam->label);
+            put_label_value(f, value);
+            fputs("\"}", f);
+        }
+        fprintf(f, " %llu\n", (unsigned long long)total);
+    }
 }
 
-static void render_data(FILE *f, const metrics_t *m)
+static void render_registered(FILE *f, const metrics_t *m)
 {
-    static const char *const cache_results[] = {"hit", "miss", "error"};
-
-    fputs("# HELP db_query_duration_seconds PostgreSQL statement time, from sending to its result "
-          "(with --db-latency-ms, its simulated round trip too).\n"
-          "# TYPE db_query_duration_seconds histogram\n",
-          f);
-    for (size_t q = 0; q < m->nqueries; q++)
-        render_histogram(f, m, "db_query_duration_seconds", "query", m->query_names[q], pick_db_query, q, 0);
-    fputs("# HELP db_pool_wait_seconds Time a query waited for a PostgreSQL connection.\n"
-          "# TYPE db_pool_wait_seconds histogram\n",
-          f);
-    render_histogram(f, m, "db_pool_wait_seconds", NULL, NULL, pick_db_wait, 0, 0);
-    fprintf(f,
-            "# HELP db_errors_total Queries that failed (statement errors, lost connections, timeouts).\n"
-            "# TYPE db_errors_total counter\n"
-            "db_errors_total %llu\n",
-            (unsigned long long)sum_counter(m, offsetof(metrics_worker_t, db_errors)));
-    fputs("# HELP cache_requests_total Redis cache look-ups by result.\n"
-          "# TYPE cache_requests_total counter\n",
-          f);
-    for (size_t r = 0; r < 3; r++)
-        fprintf(f, "cache_requests_total{result=\"%s\"} %llu\n", cache_results[r],
-                (unsigned long long)sum_counter(m, offsetof(metrics_worker_t, cache_requests) + r * sizeof(uint64_t)));
-    fprintf(f,
-            "# HELP cache_local_hits_total Cache hits answered from a worker's memory (--cache-local); also "
-            "counted in cache_requests_total.\n"
-            "# TYPE cache_local_hits_total counter\n"
-            "cache_local_hits_total %llu\n"
-            "# HELP cache_local_bytes Memory held by the workers' local copies of Redis entries.\n"
-            "# TYPE cache_local_bytes gauge\n"
-            "cache_local_bytes %llu\n",
-            (unsigned long long)sum_counter(m, offsetof(metrics_worker_t, cache_local_hits)),
-            (unsigned long long)sum_counter(m, offsetof(metrics_worker_t, cache_local_bytes)));
+    for (size_t i = 0; m->registry != NULL && i < m->registry->n; i++)
+        render_family(f, m, &m->registry->families[i]);
 }
 
 static void render_workers(FILE *f, const metrics_t *m)
@@ -294,7 +305,7 @@ char *metrics_render(const metrics_t *m, size_t *len)
     render_requests(f, m);
     render_durations(f, m);
     render_workers(f, m);
-    render_data(f, m);
+    render_registered(f, m);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

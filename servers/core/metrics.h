@@ -7,6 +7,13 @@
  * the request path); a scrape on any thread reads every worker's slots with
  * relaxed loads. A scrape may see one worker a few increments ahead of
  * another, never a torn value.
+ *
+ * The core renders its own families (HTTP requests, connections, loop lag);
+ * the layers above register theirs in a metrics_registry_t before the server
+ * runs, as h2o's configurators register their commands: a family's name,
+ * help, type and label values, and each worker gets slots for it, which the
+ * layer finds again with metrics_counters()/metrics_histograms(). So the
+ * core holds no field of the data layer's or of an app's.
  */
 #ifndef SUTLAB_METRICS_H
 #define SUTLAB_METRICS_H
@@ -25,40 +32,69 @@ typedef struct metrics_histogram {
     uint64_t sum_ns;
 } metrics_histogram_t;
 
+typedef enum metrics_type {
+    METRICS_COUNTER = 0,
+    METRICS_GAUGE,
+    METRICS_HISTOGRAM,
+} metrics_type_t;
+
+/* A family a layer registers. Its series: one without labels (label NULL,
+ * nseries ignored), or one per value of `label`, in the order of `values`
+ * (none at all: the HELP and TYPE lines alone). Each is a uint64_t
+ * slot per worker (counter, gauge) or a metrics_histogram_t (histogram);
+ * every series is rendered, summed over the workers, zero included. */
+typedef struct metrics_family {
+    const char *name;
+    const char *help;
+    metrics_type_t type;
+    const char *label;         /* NULL: one series, no labels */
+    const char *const *values; /* nseries label values; must outlive metrics_t */
+    size_t nseries;
+    size_t offset; /* set by metrics_register: its first slot in a worker's block */
+} metrics_family_t;
+
+#define METRICS_MAX_FAMILIES 16
+
+/* The layers' families, in the order they are rendered (after the core's). */
+typedef struct metrics_registry {
+    metrics_family_t families[METRICS_MAX_FAMILIES];
+    size_t n;
+    size_t nslots; /* uint64_t words each worker holds for them */
+} metrics_registry_t;
+
+/* Adds a copy of *f; call before metrics_init. Returns the family's id (for
+ * metrics_counters/metrics_histograms), or -1 if the registry is full or f
+ * has a label without values or values without a label. */
+int metrics_register(metrics_registry_t *reg, const metrics_family_t *f);
+
 typedef struct metrics_worker {
     uint64_t *http_requests;              /* [route][method][status slot] */
     metrics_histogram_t *http_durations;  /* [route] */
     uint64_t connections_open;
     uint64_t loop_lag_us;                 /* last measured event-loop lag */
-    metrics_histogram_t *db_queries;      /* [query]: sent to result */
-    metrics_histogram_t db_pool_wait;     /* issued to sent (waiting for a connection) */
-    uint64_t db_errors;
-    uint64_t cache_requests[3];           /* METRICS_CACHE_* */
-    uint64_t cache_local_hits;            /* of which answered from memory */
-    uint64_t cache_local_bytes;           /* gauge */
+    uint64_t *slots;                      /* the registered families', registry->nslots words */
 } metrics_worker_t;
-
-enum {
-    METRICS_CACHE_HIT = 0,
-    METRICS_CACHE_MISS,
-    METRICS_CACHE_ERROR,
-};
 
 typedef struct metrics {
     const char *const *route_names; /* labels; must outlive metrics_t */
     size_t nroutes;
-    const char *const *query_names; /* database statement names */
-    size_t nqueries;
+    const metrics_registry_t *registry; /* may be NULL; must outlive metrics_t */
     metrics_worker_t *workers;
     size_t nworkers;
     const char *version;
     const char *flags; /* read with an acquire load: the admin listener replaces it */
 } metrics_t;
 
-/* Allocates the per-worker tables. Returns 0, or -1 on allocation failure. */
-int metrics_init(metrics_t *m, const char *const *route_names, size_t nroutes, const char *const *query_names,
-                 size_t nqueries, size_t nworkers, const char *version, const char *flags);
+/* Allocates the per-worker tables, the registered families' slots
+ * included. Returns 0, or -1 on allocation failure. */
+int metrics_init(metrics_t *m, const char *const *route_names, size_t nroutes, const metrics_registry_t *registry,
+                 size_t nworkers, const char *version, const char *flags);
 void metrics_dispose(metrics_t *m);
+
+/* A worker's slots of registered family `id`, one per series: counters and
+ * gauges as uint64_t, histograms as metrics_histogram_t. */
+uint64_t *metrics_counters(const metrics_t *m, size_t worker, int id);
+metrics_histogram_t *metrics_histograms(const metrics_t *m, size_t worker, int id);
 
 /* Single-writer increments: call only from the thread owning the slot. */
 static inline void metrics_add(uint64_t *slot, uint64_t n)

@@ -626,7 +626,7 @@ static int setup_metrics(server_t *s)
     s->route_metric[n + 1] = (unsigned)k + 1;
     s->route_names[k + 1] = "unmatched";
     config_format_flags(s->cfg, s->flags_text, sizeof(s->flags_text));
-    return metrics_init(&s->metrics, s->route_names, k + 2, s->query_names, s->nqueries, (size_t)s->cfg->workers,
+    return metrics_init(&s->metrics, s->route_names, k + 2, &s->metric_families, (size_t)s->cfg->workers,
                         SUTLAB_VERSION, s->flags_text);
 }
 

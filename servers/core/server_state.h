@@ -97,8 +97,7 @@ struct server {
     unsigned route_unmatched; /* metrics route id of 404s and pre-routing errors */
     const char **route_names; /* one per route template, then "static", "unmatched" */
     unsigned *route_metric;   /* route id -> index in route_names */
-    const char *const *query_names; /* set by the data layer before server_run */
-    size_t nqueries;
+    metrics_registry_t metric_families; /* the layers', registered before server_run */
     metrics_t metrics;
     log_sink_t log;
     SSL_CTX *ssl_ctx; /* --tls-listen's, shared by every worker; NULL without */

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/cache/cache.h"
 #include "data/offload.h"
 
 const char *const backends_db_mode_names[] = {[BACKENDS_DB_ASYNC] = "async", [BACKENDS_DB_SYNC] = "sync", NULL};
@@ -76,11 +75,11 @@ static void on_worker_start(server_worker_t *w, void *data)
 {
     backends_t *b = data;
     const backends_settings_t *st = &b->settings;
-    metrics_worker_t *m = &b->server->metrics.workers[w->index];
+    const metrics_t *m = &b->server->metrics;
     pg_settings_t pg = {st->db_url, st->db_conns, st->db_mode == BACKENDS_DB_SYNC, st->db_timeout,
                         st->db_latency_ms};
 
-    if ((w->pg = pg_pool_create(w->ctx.loop, &pg, &b->registry, m)) == NULL)
+    if ((w->pg = pg_pool_create(w->ctx.loop, &pg, &b->registry, m, w->index)) == NULL)
         h2o_fatal("cannot create the PostgreSQL pool");
     w->offload_pool = b->offload;
     if (b->offload != NULL && (w->offload = offload_receiver_create(b->server->queues[w->index])) == NULL)
@@ -89,7 +88,7 @@ static void on_worker_start(server_worker_t *w, void *data)
         cache_settings_t cs = {st->redis_url, st->cache_timeout, st->db_mode == BACKENDS_DB_SYNC, st->cache_local,
                                st->cache_ttl};
         /* the URL was validated at startup, so NULL here is memory */
-        if ((w->cache = cache_create(w->ctx.loop, &cs, m)) == NULL)
+        if ((w->cache = cache_create(w->ctx.loop, &cs, &b->cache_families, m, w->index)) == NULL)
             h2o_fatal("cannot create the Redis client");
     }
 }
@@ -109,6 +108,10 @@ int backends_attach(backends_t *b)
 {
     const config_t *cfg = b->server->cfg;
     const backends_settings_t *st = &b->settings;
+    /* in the order /metrics has always listed them: PostgreSQL's, then Redis's */
+    if (pg_metrics_register(&b->registry, &b->server->metric_families) != 0 ||
+        cache_metrics_register(&b->cache_families, &b->server->metric_families) != 0)
+        return -1;
     /* Two users of the pool: async db mode moves bcrypt off the loops (sync
      * mode blocks a worker on everything, bcrypt included, like a php-fpm
      * child, so it has no use for it), and --handler-mode offload|pool runs
@@ -117,10 +120,6 @@ int backends_attach(backends_t *b)
     if ((st->db_mode == BACKENDS_DB_ASYNC || cfg->handler_mode != CONFIG_HANDLER_INLINE) &&
         (b->offload = offload_pool_create(st->offload_threads > 0 ? st->offload_threads : cfg->workers)) == NULL)
         return -1;
-    for (size_t i = 0; i < b->registry.n; i++)
-        b->query_names[i] = b->registry.stmts[i]->name;
-    b->server->query_names = b->query_names;
-    b->server->nqueries = b->registry.n;
     server_set_worker_hooks(b->server, on_worker_start, on_worker_stop, b);
     return 0;
 }

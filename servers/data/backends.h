@@ -3,13 +3,15 @@
  * (--db-*, --redis-*, --cache-*, --offload-threads), registered on the
  * config before it is parsed; gives every worker its PostgreSQL pool and
  * (with --redis-cache) its Redis client, built from those settings on the
- * worker's own thread; and names the statements for the metrics. The apps
+ * worker's own thread; and registers the data layer's families on /metrics
+ * (pg's and the cache's), which the core renders without knowing them. The apps
  * register their statements in the registry before the server runs.
  */
 #ifndef SUTLAB_BACKENDS_H
 #define SUTLAB_BACKENDS_H
 
 #include "core/server.h"
+#include "data/cache/cache.h"
 #include "data/pg.h"
 
 typedef enum backends_db_mode {
@@ -39,7 +41,7 @@ typedef struct backends {
     backends_settings_t settings; /* filled by config_parse() */
     server_t *server;
     pg_registry_t registry;
-    const char *query_names[64];
+    cache_families_t cache_families;
     struct offload_pool *offload; /* async db mode or --handler-mode offload */
 } backends_t;
 
@@ -51,7 +53,8 @@ int backends_flags_register(backends_t *b, config_t *cfg);
 void backends_init(backends_t *b, server_t *s);
 
 /* Call after the apps registered their statements, before server_run().
- * Returns 0, or -1 if the offload threads could not start. */
+ * Returns 0, or -1 if the metric families could not be registered or the
+ * offload threads could not start. */
 int backends_attach(backends_t *b);
 
 #endif

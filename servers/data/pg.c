@@ -70,7 +70,9 @@ struct pg_pool {
     h2o_evloop_t *loop;
     pg_settings_t settings;
     const pg_registry_t *reg;
-    metrics_worker_t *metrics;
+    metrics_histogram_t *query_durations; /* [statement id]: sent to result */
+    metrics_histogram_t *pool_wait;       /* issued to sent (waiting for a connection) */
+    uint64_t *errors;
     const char *keywords[8];
     const char *values[8];
     char options[64];
@@ -139,7 +141,33 @@ int pg_registry_add(pg_registry_t *reg, pg_statement_t *stmt)
     if (reg->n == sizeof(reg->stmts) / sizeof(reg->stmts[0]))
         return -1;
     stmt->id = (unsigned)reg->n;
+    reg->names[reg->n] = stmt->name;
     reg->stmts[reg->n++] = stmt;
+    return 0;
+}
+
+int pg_metrics_register(pg_registry_t *reg, metrics_registry_t *families)
+{
+    static const metrics_family_t queries = {
+        .name = "db_query_duration_seconds",
+        .help = "PostgreSQL statement time, from sending to its result (with --db-latency-ms, its simulated round "
+                "trip too).",
+        .type = METRICS_HISTOGRAM, .label = "query"};
+    static const metrics_family_t pool_wait = {.name = "db_pool_wait_seconds",
+                                               .help = "Time a query waited for a PostgreSQL connection.",
+                                               .type = METRICS_HISTOGRAM, .nseries = 1};
+    static const metrics_family_t errors = {
+        .name = "db_errors_total",
+        .help = "Queries that failed (statement errors, lost connections, timeouts).",
+        .type = METRICS_COUNTER, .nseries = 1};
+    metrics_family_t by_statement = queries;
+
+    by_statement.values = reg->names;
+    by_statement.nseries = reg->n;
+    if ((reg->family_queries = metrics_register(families, &by_statement)) < 0 ||
+        (reg->family_pool_wait = metrics_register(families, &pool_wait)) < 0 ||
+        (reg->family_errors = metrics_register(families, &errors)) < 0)
+        return -1;
     return 0;
 }
 
@@ -245,9 +273,9 @@ static void deliver(pg_pool_t *pool, pg_entry_t *e, pg_status_t status)
             result.constraint = constraint != NULL ? constraint : "";
         }
         if (status != PG_OK)
-            metrics_add(&pool->metrics->db_errors, 1);
+            metrics_add(pool->errors, 1);
         if (e->sent_ns != 0)
-            metrics_histogram_observe(&pool->metrics->db_queries[e->stmt->id], now - e->sent_ns + e->held_ns);
+            metrics_histogram_observe(&pool->query_durations[e->stmt->id], now - e->sent_ns + e->held_ns);
         if (e->handle != NULL && e->handle->rq != NULL) {
             request_t *rq = e->handle->rq;
             rq->db_ns += now - e->queued_ns;
@@ -433,7 +461,7 @@ static int conn_send(pg_conn_t *conn, pg_entry_t *e)
     e->sent_ns = request_now_ns();
     e->attempts++;
     if (e->attempts == 1)
-        metrics_histogram_observe(&conn->pool->metrics->db_pool_wait, e->sent_ns - e->queued_ns - e->held_ns);
+        metrics_histogram_observe(conn->pool->pool_wait, e->sent_ns - e->queued_ns - e->held_ns);
     fifo_push(&conn->inflight, e);
     conn->nqueries++;
     conn->batch_open = 1;
@@ -771,7 +799,7 @@ static void query_blocking(pg_pool_t *pool, pg_entry_t *e)
     }
     hold_blocking(pool, e);
     e->sent_ns = request_now_ns();
-    metrics_histogram_observe(&pool->metrics->db_pool_wait, e->sent_ns - e->queued_ns - e->held_ns);
+    metrics_histogram_observe(pool->pool_wait, e->sent_ns - e->queued_ns - e->held_ns);
     if (PQsendQueryPrepared(pool->blocking, e->stmt->name, e->nparams, (const char *const *)e->values, NULL, NULL, 0) ==
         1)
         e->result = blocking_result(pool->blocking, pool->settings.timeout_ms + PG_GRACE_MS, &timed_out);
@@ -816,7 +844,7 @@ static void hold(pg_pool_t *pool, pg_entry_t *e)
 /* --- public ---------------------------------------------------------------- */
 
 pg_pool_t *pg_pool_create(h2o_evloop_t *loop, const pg_settings_t *settings, const pg_registry_t *reg,
-                          metrics_worker_t *metrics)
+                          const metrics_t *metrics, size_t worker)
 {
     pg_pool_t *pool = calloc(1, sizeof(*pool));
     if (pool == NULL)
@@ -824,7 +852,9 @@ pg_pool_t *pg_pool_create(h2o_evloop_t *loop, const pg_settings_t *settings, con
     pool->loop = loop;
     pool->settings = *settings;
     pool->reg = reg;
-    pool->metrics = metrics;
+    pool->query_durations = metrics_histograms(metrics, worker, reg->family_queries);
+    pool->pool_wait = metrics_histograms(metrics, worker, reg->family_pool_wait);
+    pool->errors = metrics_counters(metrics, worker, reg->family_errors);
     pg_conninfo(settings->url, settings->timeout_ms, pool->options, sizeof(pool->options), pool->keywords,
                 pool->values);
     if (settings->sync)

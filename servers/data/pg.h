@@ -58,11 +58,13 @@ typedef struct pg_statement {
     const char *endpoint;
 } pg_statement_t;
 
-/* The statements every connection prepares. Filled at startup, read-only
- * once the workers run. */
+/* The statements every connection prepares, and the pool's families on
+ * /metrics. Filled at startup, read-only once the workers run. */
 typedef struct pg_registry {
     pg_statement_t *stmts[64];
+    const char *names[64]; /* the stmts' names: db_query_duration_seconds' `query` labels */
     size_t n;
+    int family_queries, family_pool_wait, family_errors; /* set by pg_metrics_register */
 } pg_registry_t;
 
 typedef enum pg_status {
@@ -97,10 +99,16 @@ typedef struct pg_pool pg_pool_t;
 /* Registers a statement; returns 0, or -1 if the registry is full. */
 int pg_registry_add(pg_registry_t *reg, pg_statement_t *stmt);
 
+/* Registers the pool's families (db_query_duration_seconds by statement,
+ * db_pool_wait_seconds, db_errors_total) once every statement is in reg.
+ * Returns 0, or -1 if `families` is full. */
+int pg_metrics_register(pg_registry_t *reg, metrics_registry_t *families);
+
 /* Creates a worker's pool on its loop and starts connecting (async) — call on
- * the worker thread. `metrics` is the worker's slot set. */
+ * the worker thread. It counts in worker `worker`'s slots of `metrics`,
+ * whose registry pg_metrics_register filled. */
 pg_pool_t *pg_pool_create(h2o_evloop_t *loop, const pg_settings_t *settings, const pg_registry_t *reg,
-                          metrics_worker_t *metrics);
+                          const metrics_t *metrics, size_t worker);
 
 /* Closes every connection; pending queries fail with PG_UNAVAILABLE. */
 void pg_pool_destroy(pg_pool_t *pool);

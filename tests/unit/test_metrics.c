@@ -27,7 +27,7 @@ START_TEST(requests_are_summed_across_workers)
     metrics_t m;
     double v;
     size_t len;
-    ck_assert_int_eq(metrics_init(&m, routes, 3, NULL, 0, 2, "1.2.3", "--workers=2 --gzip=off"), 0);
+    ck_assert_int_eq(metrics_init(&m, routes, 3, NULL, 2, "1.2.3", "--workers=2 --gzip=off"), 0);
     metrics_observe_request(&m, 0, 0, ROUTER_GET, 200, 300000);    /* 0.3 ms */
     metrics_observe_request(&m, 1, 0, ROUTER_GET, 200, 2000000);   /* 2 ms */
     metrics_observe_request(&m, 1, 0, ROUTER_GET, 200, 90000000000ull); /* 90 s: only +Inf */
@@ -69,7 +69,7 @@ START_TEST(labels_are_escaped_and_types_declared_first)
 {
     metrics_t m;
     size_t len;
-    ck_assert_int_eq(metrics_init(&m, routes, 3, NULL, 0, 1, "v", "f"), 0);
+    ck_assert_int_eq(metrics_init(&m, routes, 3, NULL, 1, "v", "f"), 0);
     metrics_observe_request(&m, 0, 2, ROUTER_GET, 404, 1);
     char *text = metrics_render(&m, &len);
     ck_assert_ptr_nonnull(strstr(text, "route=\"we\\\"ird\\\\\""));
@@ -93,7 +93,7 @@ START_TEST(gauges_are_summed)
     metrics_t m;
     size_t len;
     double v;
-    ck_assert_int_eq(metrics_init(&m, routes, 1, NULL, 0, 3, "v", "f"), 0);
+    ck_assert_int_eq(metrics_init(&m, routes, 1, NULL, 3, "v", "f"), 0);
     metrics_set(&m.workers[0].connections_open, 2);
     metrics_set(&m.workers[2].connections_open, 5);
     metrics_set(&m.workers[1].loop_lag_us, 1500);
@@ -104,6 +104,98 @@ START_TEST(gauges_are_summed)
     ck_assert_double_eq_tol(v, 0.0015, 1e-9);
     free(text);
     metrics_dispose(&m);
+}
+END_TEST
+
+/* A layer's families: registered before init, slots per worker, every
+ * series rendered (zero included) after the core's, in registration order. */
+START_TEST(registered_families_are_rendered)
+{
+    static const char *const results[] = {"hit", "mi\"ss"};
+    metrics_registry_t reg = {0};
+    metrics_family_t by_result = {.name = "x_requests_total", .help = "Look-ups by result.",
+                                  .type = METRICS_COUNTER, .label = "result", .values = results, .nseries = 2};
+    metrics_family_t bytes = {.name = "x_bytes", .help = "Bytes held.", .type = METRICS_GAUGE};
+    metrics_family_t waits = {.name = "x_wait_seconds", .help = "Waits.", .type = METRICS_HISTOGRAM};
+    metrics_t m;
+    size_t len;
+    double v;
+
+    int id_requests = metrics_register(&reg, &by_result);
+    int id_bytes = metrics_register(&reg, &bytes);
+    int id_waits = metrics_register(&reg, &waits);
+    ck_assert_int_eq(id_requests, 0);
+    ck_assert_int_eq(id_bytes, 1);
+    ck_assert_int_eq(id_waits, 2);
+    /* 2 counters, 1 gauge, one histogram's buckets and sum */
+    ck_assert_uint_eq(reg.nslots, 2 + 1 + METRICS_NBUCKETS + 2);
+    ck_assert_int_eq(metrics_init(&m, routes, 1, &reg, 2, "v", "f"), 0);
+
+    metrics_add(&metrics_counters(&m, 0, id_requests)[1], 2);
+    metrics_add(&metrics_counters(&m, 1, id_requests)[1], 3);
+    metrics_set(metrics_counters(&m, 1, id_bytes), 42);
+    metrics_histogram_observe(metrics_histograms(&m, 0, id_waits), 2000000); /* 2 ms */
+    metrics_histogram_observe(metrics_histograms(&m, 1, id_waits), 20000000); /* 20 ms */
+    /* another worker's and another family's slots stay apart */
+    ck_assert_uint_eq(metrics_counters(&m, 1, id_requests)[0], 0);
+    ck_assert_uint_eq(*metrics_counters(&m, 0, id_bytes), 0);
+
+    char *text = metrics_render(&m, &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_nonnull(strstr(text, "# HELP x_requests_total Look-ups by result.\n"
+                                       "# TYPE x_requests_total counter\n"
+                                       "x_requests_total{result=\"hit\"} 0\n"
+                                       "x_requests_total{result=\"mi\\\"ss\"} 5\n"
+                                       "# HELP x_bytes Bytes held.\n"
+                                       "# TYPE x_bytes gauge\n"
+                                       "x_bytes 42\n"
+                                       "# HELP x_wait_seconds Waits.\n"
+                                       "# TYPE x_wait_seconds histogram\n"
+                                       "x_wait_seconds_bucket{le=\"0.0005\"} 0\n"));
+    ck_assert(series(text, "x_wait_seconds_bucket{le=\"0.0025\"}", &v));
+    ck_assert_double_eq(v, 1);
+    ck_assert(series(text, "x_wait_seconds_bucket{le=\"+Inf\"}", &v));
+    ck_assert_double_eq(v, 2);
+    ck_assert(series(text, "x_wait_seconds_count", &v));
+    ck_assert_double_eq(v, 2);
+    ck_assert(series(text, "x_wait_seconds_sum", &v));
+    ck_assert_double_eq_tol(v, 0.022, 1e-9);
+    /* after the core's own families */
+    ck_assert(strstr(text, "event_loop_lag_seconds{") < strstr(text, "# HELP x_requests_total"));
+    free(text);
+    metrics_dispose(&m);
+}
+END_TEST
+
+/* A labelled histogram has a series per value, each rendered even when
+ * empty; a label without values is refused, as is a full registry. */
+START_TEST(registry_refuses_what_it_cannot_render)
+{
+    static const char *const names[] = {"q_one", "q_two"};
+    metrics_registry_t reg = {0};
+    metrics_family_t by_query = {.name = "x_query_seconds", .help = "Per query.", .type = METRICS_HISTOGRAM,
+                                 .label = "query", .values = names, .nseries = 2};
+    metrics_family_t broken = {.name = "x_broken", .help = "No values.", .type = METRICS_COUNTER, .label = "l"};
+    metrics_t m;
+    size_t len;
+    double v;
+
+    ck_assert_int_eq(metrics_register(&reg, &broken), -1);
+    ck_assert_int_eq(metrics_register(&reg, &by_query), 0);
+    ck_assert_int_eq(metrics_init(&m, routes, 1, &reg, 1, "v", "f"), 0);
+    metrics_histogram_observe(&metrics_histograms(&m, 0, 0)[1], 1000);
+    char *text = metrics_render(&m, &len);
+    ck_assert(series(text, "x_query_seconds_count{query=\"q_one\"}", &v));
+    ck_assert_double_eq(v, 0);
+    ck_assert(series(text, "x_query_seconds_count{query=\"q_two\"}", &v));
+    ck_assert_double_eq(v, 1);
+    ck_assert(series(text, "x_query_seconds_bucket{query=\"q_two\",le=\"0.0005\"}", &v));
+    ck_assert_double_eq(v, 1);
+    free(text);
+    metrics_dispose(&m);
+    while (reg.n < METRICS_MAX_FAMILIES)
+        ck_assert_int_ge(metrics_register(&reg, &by_query), 0);
+    ck_assert_int_eq(metrics_register(&reg, &by_query), -1);
 }
 END_TEST
 
@@ -132,6 +224,8 @@ int main(void)
     tcase_add_test(tc, requests_are_summed_across_workers);
     tcase_add_test(tc, labels_are_escaped_and_types_declared_first);
     tcase_add_test(tc, gauges_are_summed);
+    tcase_add_test(tc, registered_families_are_rendered);
+    tcase_add_test(tc, registry_refuses_what_it_cannot_render);
     tcase_add_test(tc, status_slots);
     tcase_add_test(tc, bucket_bounds_are_increasing_and_reach_60s);
     suite_add_tcase(s, tc);

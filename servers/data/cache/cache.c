@@ -23,7 +23,7 @@
 struct cache_client {
     h2o_evloop_t *loop;
     cache_settings_t settings;
-    metrics_worker_t *metrics;
+    uint64_t *requests; /* cache_requests_total, by cache_status_t */
     char host[256];
     int port, db;
     cache_blocking_t *blocking; /* sync mode: every call goes there */
@@ -258,7 +258,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
  * still there. */
 static void answer(cache_op_t *op, cache_status_t status, const char *value, size_t len)
 {
-    cache_reply_deliver(op->client->metrics, op->handle->rq, op->cb, op->started_ns, status, value, len, 0);
+    cache_reply_deliver(op->client->requests, op->handle->rq, op->cb, op->started_ns, status, value, len, 0);
     request_release(op->handle);
 }
 
@@ -329,14 +329,40 @@ static void on_hget_reply(redisAsyncContext *ac, void *r, void *privdata)
 
 /* --- public --------------------------------------------------------------- */
 
-cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *settings, metrics_worker_t *metrics)
+int cache_metrics_register(cache_families_t *ids, metrics_registry_t *registry)
+{
+    static const char *const results[] = {[CACHE_HIT] = "hit", [CACHE_MISS] = "miss", [CACHE_ERROR] = "error"};
+    static const metrics_family_t requests = {.name = "cache_requests_total",
+                                              .help = "Redis cache look-ups by result.",
+                                              .type = METRICS_COUNTER,
+                                              .label = "result",
+                                              .values = results,
+                                              .nseries = 3};
+    static const metrics_family_t local_hits = {
+        .name = "cache_local_hits_total",
+        .help = "Cache hits answered from a worker's memory (--cache-local); also counted in cache_requests_total.",
+        .type = METRICS_COUNTER};
+    static const metrics_family_t local_bytes = {
+        .name = "cache_local_bytes",
+        .help = "Memory held by the workers' local copies of Redis entries.",
+        .type = METRICS_GAUGE};
+
+    if ((ids->requests = metrics_register(registry, &requests)) < 0 ||
+        (ids->local_hits = metrics_register(registry, &local_hits)) < 0 ||
+        (ids->local_bytes = metrics_register(registry, &local_bytes)) < 0)
+        return -1;
+    return 0;
+}
+
+cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *settings, const cache_families_t *ids,
+                             const metrics_t *metrics, size_t worker)
 {
     cache_client_t *c = calloc(1, sizeof(*c));
     if (c == NULL)
         return NULL;
     c->loop = loop;
     c->settings = *settings;
-    c->metrics = metrics;
+    c->requests = metrics_counters(metrics, worker, ids->requests);
     c->backoff_ms = CACHE_BACKOFF_MIN_MS;
     if (cache_parse_url(settings->url, c->host, sizeof(c->host), &c->port, &c->db) != 0) {
         free(c);
@@ -350,14 +376,16 @@ cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *setting
                                     .ttl_s = settings->ttl_s,
                                     .loop = loop,
                                     .ready = on_tracker_ready,
-                                    .owner = c};
-        if ((c->near = cache_near_create(&ns, metrics)) == NULL) {
+                                    .owner = c,
+                                    .hits = metrics_counters(metrics, worker, ids->local_hits),
+                                    .bytes = metrics_counters(metrics, worker, ids->local_bytes)};
+        if ((c->near = cache_near_create(&ns)) == NULL) {
             free(c);
             return NULL;
         }
     }
     if (settings->sync) {
-        if ((c->blocking = cache_blocking_create(settings, c->host, c->port, c->db, metrics, c->near)) == NULL) {
+        if ((c->blocking = cache_blocking_create(settings, c->host, c->port, c->db, c->requests, c->near)) == NULL) {
             cache_near_destroy(c->near);
             free(c);
             return NULL;
@@ -405,12 +433,12 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
 
     if (c->near != NULL &&
         cache_near_lookup(c->near, key, field, fresh(c), &rq->req->pool, &value, &len, &ticket)) {
-        cache_reply_deliver(c->metrics, rq, cb, started, CACHE_HIT, value, len, 1);
+        cache_reply_deliver(c->requests, rq, cb, started, CACHE_HIT, value, len, 1);
         return;
     }
     if (!usable(c)) {
         /* down or stalled: go straight to PostgreSQL */
-        cache_reply_count(c->metrics, CACHE_ERROR);
+        cache_reply_count(c->requests, CACHE_ERROR);
         cb(rq, CACHE_ERROR, h2o_iovec_init(NULL, 0));
         return;
     }

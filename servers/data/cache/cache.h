@@ -59,8 +59,20 @@ typedef struct cache_client cache_client_t;
 /* Parses redis://HOST:PORT[/DB]. Returns 0, or -1 if malformed. */
 int cache_parse_url(const char *url, char *host, size_t hostlen, int *port, int *db);
 
-/* Creates a worker's client and starts connecting (worker thread). */
-cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *settings, metrics_worker_t *metrics);
+/* The cache's families on /metrics (cache_requests_total by result,
+ * cache_local_hits_total, cache_local_bytes): their ids, once registered. */
+typedef struct cache_families {
+    int requests, local_hits, local_bytes;
+} cache_families_t;
+
+/* Registers them, once, before the server runs. Returns 0, or -1 if
+ * `registry` is full. */
+int cache_metrics_register(cache_families_t *ids, metrics_registry_t *registry);
+
+/* Creates a worker's client and starts connecting (worker thread). It counts
+ * in worker `worker`'s slots of `metrics` (families `ids`). */
+cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *settings, const cache_families_t *ids,
+                             const metrics_t *metrics, size_t worker);
 void cache_destroy(cache_client_t *c);
 
 /* HGET key field; counts hit/miss/error in cache_requests_total. */

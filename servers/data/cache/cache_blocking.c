@@ -14,7 +14,7 @@ struct cache_blocking {
     int port, db;
     int timeout_ms;
     int ttl_s;
-    metrics_worker_t *metrics;
+    uint64_t *requests; /* cache_requests_total, by cache_status_t */
     cache_near_t *near; /* --cache-local; NULL without it */
     redisContext *rc;
     uint64_t retry_at_ms;
@@ -139,7 +139,7 @@ static int fresh(const cache_blocking_t *b)
 /* --- operations ----------------------------------------------------------- */
 
 cache_blocking_t *cache_blocking_create(const cache_settings_t *settings, const char *host, int port, int db,
-                                        metrics_worker_t *metrics, cache_near_t *near)
+                                        uint64_t *requests, cache_near_t *near)
 {
     cache_blocking_t *b = calloc(1, sizeof(*b));
     if (b == NULL)
@@ -149,7 +149,7 @@ cache_blocking_t *cache_blocking_create(const cache_settings_t *settings, const 
     b->db = db;
     b->timeout_ms = settings->timeout_ms;
     b->ttl_s = settings->ttl_s;
-    b->metrics = metrics;
+    b->requests = requests;
     b->near = near;
     return b;
 }
@@ -173,7 +173,7 @@ void cache_blocking_hget(cache_blocking_t *b, request_t *rq, const char *key, co
         keep_fresh(b);
         read_tracker(b);
         if (cache_near_lookup(b->near, key, field, fresh(b), &rq->req->pool, &value, &len, &ticket)) {
-            cache_reply_deliver(b->metrics, rq, cb, started, CACHE_HIT, value, len, 1);
+            cache_reply_deliver(b->requests, rq, cb, started, CACHE_HIT, value, len, 1);
             return;
         }
     }
@@ -183,7 +183,7 @@ void cache_blocking_hget(cache_blocking_t *b, request_t *rq, const char *key, co
         read_tracker(b); /* an invalidation that raced the reply */
         cache_near_fill(b->near, key, field, r->str, r->len, &ticket);
     }
-    cache_reply_deliver(b->metrics, rq, cb, started, st, st == CACHE_HIT ? r->str : NULL, st == CACHE_HIT ? r->len : 0,
+    cache_reply_deliver(b->requests, rq, cb, started, st, st == CACHE_HIT ? r->str : NULL, st == CACHE_HIT ? r->len : 0,
                         0);
     if (r != NULL)
         freeReplyObject(r);

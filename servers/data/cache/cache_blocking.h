@@ -13,16 +13,18 @@
 #ifndef SUTLAB_CACHE_BLOCKING_H
 #define SUTLAB_CACHE_BLOCKING_H
 
-#include "core/metrics.h"
+#include <stdint.h>
+
 #include "data/cache/cache.h"
 #include "data/cache/cache_near.h"
 
 typedef struct cache_blocking cache_blocking_t;
 
 /* Connects lazily, at the first call. near is the caller's (NULL without
- * --cache-local) and must outlive the connection. NULL if out of memory. */
+ * --cache-local) and must outlive the connection; `requests` are the
+ * worker's cache_requests_total slots. NULL if out of memory. */
 cache_blocking_t *cache_blocking_create(const cache_settings_t *settings, const char *host, int port, int db,
-                                        metrics_worker_t *metrics, cache_near_t *near);
+                                        uint64_t *requests, cache_near_t *near);
 void cache_blocking_destroy(cache_blocking_t *b);
 
 void cache_blocking_hget(cache_blocking_t *b, request_t *rq, const char *key, const char *field, cache_get_fn cb);

@@ -45,7 +45,7 @@ struct cache_near {
     h2o_evloop_t *loop;
     cache_near_ready_fn ready;
     void *owner;
-    metrics_worker_t *metrics;
+    uint64_t *hits, *bytes; /* cache_local_hits_total, cache_local_bytes */
     localcache_t *copy;
     uint64_t ttl_ms;
     int tracking;          /* CLIENT TRACKING acknowledged for the current tracker */
@@ -88,7 +88,7 @@ void cache_near_written(const char *key)
 
 static void publish_bytes(cache_near_t *n)
 {
-    metrics_set(&n->metrics->cache_local_bytes, localcache_bytes(n->copy));
+    metrics_set(n->bytes, localcache_bytes(n->copy));
 }
 
 static void forget_all(cache_near_t *n)
@@ -311,7 +311,7 @@ void cache_near_tracking_off(cache_near_t *n)
 
 /* --- the copy ------------------------------------------------------------- */
 
-cache_near_t *cache_near_create(const cache_near_settings_t *settings, metrics_worker_t *metrics)
+cache_near_t *cache_near_create(const cache_near_settings_t *settings)
 {
     cache_near_t *n = calloc(1, sizeof(*n));
     if (n == NULL || (n->copy = localcache_create(NEAR_MAX_BYTES, NEAR_MAX_KEYS)) == NULL) {
@@ -325,7 +325,8 @@ cache_near_t *cache_near_create(const cache_near_settings_t *settings, metrics_w
     n->loop = settings->loop;
     n->ready = settings->ready;
     n->owner = settings->owner;
-    n->metrics = metrics;
+    n->hits = settings->hits;
+    n->bytes = settings->bytes;
     n->ttl_ms = (uint64_t)settings->ttl_s * 1000;
     n->tracker_backoff_ms = CACHE_BACKOFF_MIN_MS;
     n->tracker_state = CACHE_DOWN;
@@ -364,7 +365,7 @@ int cache_near_lookup(cache_near_t *n, const char *key, const char *field, int c
             const char **pin = h2o_mem_alloc_shared(pool, sizeof(*pin), on_pool_cleared);
             *pin = *value;
             localcache_pin(*value);
-            metrics_add(&n->metrics->cache_local_hits, 1);
+            metrics_add(n->hits, 1);
             return 1;
         }
         localcache_drop(n->copy, key); /* written since: every field of it */

@@ -39,10 +39,12 @@ typedef struct cache_near_settings {
     h2o_evloop_t *loop; /* async: the tracker runs on it */
     cache_near_ready_fn ready;
     void *owner;
+    uint64_t *hits;  /* the worker's cache_local_hits_total slot */
+    uint64_t *bytes; /* the worker's cache_local_bytes slot */
 } cache_near_settings_t;
 
 /* Returns NULL on allocation failure. Async: starts connecting the tracker. */
-cache_near_t *cache_near_create(const cache_near_settings_t *settings, metrics_worker_t *metrics);
+cache_near_t *cache_near_create(const cache_near_settings_t *settings);
 void cache_near_destroy(cache_near_t *n);
 
 /* What a later cache_near_fill needs from the look-up that missed: the

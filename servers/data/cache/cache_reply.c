@@ -8,20 +8,17 @@ cache_status_t cache_reply_status(const redisReply *r)
                                            : CACHE_ERROR;
 }
 
-void cache_reply_count(metrics_worker_t *metrics, cache_status_t status)
+void cache_reply_count(uint64_t *requests, cache_status_t status)
 {
-    metrics_add(&metrics->cache_requests[status == CACHE_HIT    ? METRICS_CACHE_HIT
-                                         : status == CACHE_MISS ? METRICS_CACHE_MISS
-                                                                : METRICS_CACHE_ERROR],
-                1);
+    metrics_add(&requests[status], 1);
 }
 
-void cache_reply_deliver(metrics_worker_t *metrics, request_t *rq, cache_get_fn cb, uint64_t started_ns,
+void cache_reply_deliver(uint64_t *requests, request_t *rq, cache_get_fn cb, uint64_t started_ns,
                          cache_status_t status, const char *value, size_t len, int kept)
 {
     h2o_iovec_t v = {NULL, 0};
 
-    cache_reply_count(metrics, status);
+    cache_reply_count(requests, status);
     if (rq == NULL)
         return;
     rq->cache_ns += request_now_ns() - started_ns;

@@ -18,14 +18,15 @@
  * error. */
 cache_status_t cache_reply_status(const redisReply *r);
 
-/* Counts status in cache_requests_total. */
-void cache_reply_count(metrics_worker_t *metrics, cache_status_t status);
+/* Counts status in cache_requests_total: `requests` is a worker's slots of
+ * it, one per cache_status_t. */
+void cache_reply_count(uint64_t *requests, cache_status_t status);
 
 /* Counts status and, unless rq is NULL (the request is gone), adds the time
  * since started_ns to rq->cache_ns and calls cb. A hit's value is copied
  * into rq's pool first, unless `kept`: it already lives as long as rq (the
  * local copy pins its bytes for the request, cache_near_lookup). */
-void cache_reply_deliver(metrics_worker_t *metrics, request_t *rq, cache_get_fn cb, uint64_t started_ns,
+void cache_reply_deliver(uint64_t *requests, request_t *rq, cache_get_fn cb, uint64_t started_ns,
                          cache_status_t status, const char *value, size_t len, int kept);
 
 #endif
