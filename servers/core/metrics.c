@@ -111,16 +111,6 @@ metrics_histogram_t *metrics_histograms(const metrics_t *m, size_t worker, int i
     return (metrics_histogram_t *)metrics_counters(m, worker, id);
 }
 
-void metrics_histogram_observe(metrics_histogram_t *h, uint64_t ns)
-{
-    double seconds = (double)ns / 1e9;
-    size_t i = 0;
-    while (i < METRICS_NBUCKETS && seconds > metrics_bucket_bounds[i])
-        i++;
-    metrics_add(&h->counts[i], 1);
-    metrics_add(&h->sum_ns, ns);
-}
-
 void metrics_observe_request(metrics_t *m, size_t worker, size_t route, unsigned method_bit, int status,
                              uint64_t duration_ns)
 {

@@ -96,7 +96,8 @@ void metrics_dispose(metrics_t *m);
 uint64_t *metrics_counters(const metrics_t *m, size_t worker, int id);
 metrics_histogram_t *metrics_histograms(const metrics_t *m, size_t worker, int id);
 
-/* Single-writer increments: call only from the thread owning the slot. */
+/* Single-writer updates, inline as the request path makes them: call only
+ * from the thread owning the slot. */
 static inline void metrics_add(uint64_t *slot, uint64_t n)
 {
     __atomic_store_n(slot, __atomic_load_n(slot, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
@@ -106,7 +107,15 @@ static inline void metrics_set(uint64_t *slot, uint64_t v)
     __atomic_store_n(slot, v, __ATOMIC_RELAXED);
 }
 
-void metrics_histogram_observe(metrics_histogram_t *h, uint64_t ns);
+static inline void metrics_histogram_observe(metrics_histogram_t *h, uint64_t ns)
+{
+    double seconds = (double)ns / 1e9;
+    size_t i = 0;
+    while (i < METRICS_NBUCKETS && seconds > metrics_bucket_bounds[i])
+        i++;
+    metrics_add(&h->counts[i], 1);
+    metrics_add(&h->sum_ns, ns);
+}
 
 /* Counts one finished HTTP request. method_bit is a ROUTER_* bit. */
 void metrics_observe_request(metrics_t *m, size_t worker, size_t route, unsigned method_bit, int status,

@@ -32,6 +32,7 @@ typedef struct pg_entry {
     int failed;       /* PGRES_FATAL_ERROR: this query is the one to blame */
     int attempts;
     uint64_t queued_ns, sent_ns;
+    uint64_t waited_ns;          /* issued to first sent, less held_ns: the pool wait */
     uint64_t held_ns;            /* --db-latency-ms: the simulated round trip, before sending */
     h2o_timeout_entry_t held;    /* async --db-latency-ms: on the pool's latency timer */
     struct pg_pool *pool;        /* set while held */
@@ -256,31 +257,49 @@ static void check_columns(pg_pool_t *pool, const pg_statement_t *stmt, const PGr
     abort();
 }
 
-static void deliver(pg_pool_t *pool, pg_entry_t *e, pg_status_t status)
+/* Marks e sent; the first send ends its wait for a connection. */
+static void mark_sent(pg_entry_t *e)
+{
+    e->sent_ns = request_now_ns();
+    if (++e->attempts == 1)
+        e->waited_ns = e->sent_ns - e->queued_ns - e->held_ns;
+}
+
+/* A query's one way out, blocking or async: its result is classified, it is
+ * counted in the pool's metrics, and handed to the handler if its request
+ * (rq, NULL once gone) is still there. */
+static void answer(pg_pool_t *pool, pg_entry_t *e, pg_status_t status, request_t *rq)
 {
     uint64_t now = request_now_ns();
     pg_result_t result = {status, NULL, "", ""};
 
+    if (status == PG_OK || status == PG_QUERY_ERROR)
+        result.res = e->result;
+    if (status == PG_OK && e->result != NULL)
+        check_columns(pool, e->stmt, e->result);
+    if (status == PG_QUERY_ERROR && e->result != NULL) {
+        const char *state = PQresultErrorField(e->result, PG_DIAG_SQLSTATE);
+        const char *constraint = PQresultErrorField(e->result, PG_DIAG_CONSTRAINT_NAME);
+        result.sqlstate = state != NULL ? state : "";
+        result.constraint = constraint != NULL ? constraint : "";
+    }
+    if (status != PG_OK)
+        metrics_add(pool->errors, 1);
+    if (e->attempts != 0) {
+        metrics_histogram_observe(pool->pool_wait, e->waited_ns);
+        metrics_histogram_observe(&pool->query_durations[e->stmt->id], now - e->sent_ns + e->held_ns);
+    }
+    if (rq != NULL) {
+        rq->db_ns += now - e->queued_ns;
+        e->cb(rq, &result);
+    }
+}
+
+/* An async entry's end: a query is answered, and every entry freed. */
+static void deliver(pg_pool_t *pool, pg_entry_t *e, pg_status_t status)
+{
     if (e->kind == ENTRY_QUERY) {
-        if (status == PG_OK || status == PG_QUERY_ERROR)
-            result.res = e->result;
-        if (status == PG_OK && e->result != NULL)
-            check_columns(pool, e->stmt, e->result);
-        if (status == PG_QUERY_ERROR && e->result != NULL) {
-            const char *state = PQresultErrorField(e->result, PG_DIAG_SQLSTATE);
-            const char *constraint = PQresultErrorField(e->result, PG_DIAG_CONSTRAINT_NAME);
-            result.sqlstate = state != NULL ? state : "";
-            result.constraint = constraint != NULL ? constraint : "";
-        }
-        if (status != PG_OK)
-            metrics_add(pool->errors, 1);
-        if (e->sent_ns != 0)
-            metrics_histogram_observe(&pool->query_durations[e->stmt->id], now - e->sent_ns + e->held_ns);
-        if (e->handle != NULL && e->handle->rq != NULL) {
-            request_t *rq = e->handle->rq;
-            rq->db_ns += now - e->queued_ns;
-            e->cb(rq, &result);
-        }
+        answer(pool, e, status, e->handle != NULL ? e->handle->rq : NULL);
         if (e->handle != NULL)
             request_release(e->handle);
     }
@@ -458,10 +477,7 @@ static int conn_send(pg_conn_t *conn, pg_entry_t *e)
 {
     if (PQsendQueryPrepared(conn->pg, e->stmt->name, e->nparams, (const char *const *)e->values, NULL, NULL, 0) != 1)
         return -1;
-    e->sent_ns = request_now_ns();
-    e->attempts++;
-    if (e->attempts == 1)
-        metrics_histogram_observe(conn->pool->pool_wait, e->sent_ns - e->queued_ns - e->held_ns);
+    mark_sent(e);
     fifo_push(&conn->inflight, e);
     conn->nqueries++;
     conn->batch_open = 1;
@@ -784,7 +800,9 @@ static void hold_blocking(pg_pool_t *pool, pg_entry_t *e)
     e->held_ns = request_now_ns() - start;
 }
 
-static void query_blocking(pg_pool_t *pool, pg_entry_t *e)
+/* Runs e on the blocking connection (connected first if need be) and says
+ * how it went; e->result holds what PostgreSQL answered, if anything. */
+static pg_status_t run_blocking(pg_pool_t *pool, pg_entry_t *e, const char *const *values)
 {
     uint64_t now = real_ms();
     int timed_out = 0;
@@ -793,28 +811,37 @@ static void query_blocking(pg_pool_t *pool, pg_entry_t *e)
         if (now < pool->blocking_retry_at_ms || (pool->blocking = blocking_connect(pool)) == NULL) {
             if (now >= pool->blocking_retry_at_ms)
                 pool->blocking_retry_at_ms = now + PG_BACKOFF_MAX_MS / 2;
-            deliver(pool, e, PG_UNAVAILABLE);
-            return;
+            return PG_UNAVAILABLE;
         }
     }
     hold_blocking(pool, e);
-    e->sent_ns = request_now_ns();
-    metrics_histogram_observe(pool->pool_wait, e->sent_ns - e->queued_ns - e->held_ns);
-    if (PQsendQueryPrepared(pool->blocking, e->stmt->name, e->nparams, (const char *const *)e->values, NULL, NULL, 0) ==
-        1)
+    mark_sent(e);
+    if (PQsendQueryPrepared(pool->blocking, e->stmt->name, e->nparams, values, NULL, NULL, 0) == 1)
         e->result = blocking_result(pool->blocking, pool->settings.timeout_ms + PG_GRACE_MS, &timed_out);
-    if (e->result != NULL && (PQresultStatus(e->result) == PGRES_TUPLES_OK ||
-                              PQresultStatus(e->result) == PGRES_COMMAND_OK)) {
-        deliver(pool, e, PG_OK);
-    } else if (e->result != NULL && PQstatus(pool->blocking) == CONNECTION_OK && !timed_out) {
-        deliver(pool, e, PG_QUERY_ERROR);
-    } else {
-        /* lost or silent: drop the connection, reconnect on a later request */
-        fprintf(stderr, "sutlab: PostgreSQL connection down (%s)\n", timed_out ? "query timed out" : "connection lost");
-        PQfinish(pool->blocking);
-        pool->blocking = NULL;
-        deliver(pool, e, PG_UNAVAILABLE);
-    }
+    if (e->result != NULL &&
+        (PQresultStatus(e->result) == PGRES_TUPLES_OK || PQresultStatus(e->result) == PGRES_COMMAND_OK))
+        return PG_OK;
+    if (e->result != NULL && PQstatus(pool->blocking) == CONNECTION_OK && !timed_out)
+        return PG_QUERY_ERROR;
+    /* lost or silent: drop the connection, reconnect on a later request */
+    fprintf(stderr, "sutlab: PostgreSQL connection down (%s)\n", timed_out ? "query timed out" : "connection lost");
+    PQfinish(pool->blocking);
+    pool->blocking = NULL;
+    return PG_UNAVAILABLE;
+}
+
+/* Sync mode's one entry: the callback runs before this returns, so the
+ * request needs no handle and the parameters no copy. */
+static void query_blocking(pg_pool_t *pool, request_t *rq, const pg_statement_t *stmt, const char *const *values,
+                           pg_callback_fn cb)
+{
+    pg_entry_t e = {.kind = ENTRY_QUERY, .stmt = stmt, .cb = cb, .queued_ns = request_now_ns()};
+
+    e.nparams = stmt->nparams > PG_MAX_PARAMS ? PG_MAX_PARAMS : stmt->nparams;
+    pg_status_t status = run_blocking(pool, &e, values);
+    answer(pool, &e, status, rq);
+    if (e.result != NULL)
+        PQclear(e.result);
 }
 
 /* --- async: --db-latency-ms ---------------------------------------------------- */
@@ -911,10 +938,12 @@ void pg_pool_destroy(pg_pool_t *pool)
 
 void pg_query(pg_pool_t *pool, request_t *rq, const pg_statement_t *stmt, const char *const *values, pg_callback_fn cb)
 {
+    if (pool->settings.sync) {
+        query_blocking(pool, rq, stmt, values, cb);
+        return;
+    }
     pg_entry_t *e = entry_new(stmt, values, rq, cb);
-    if (pool->settings.sync)
-        query_blocking(pool, e);
-    else if (pool->settings.latency_ms > 0)
+    if (pool->settings.latency_ms > 0)
         hold(pool, e);
     else
         submit(pool, e);
