@@ -12,7 +12,7 @@ static localcache_t *lc;
 
 static void setup(void)
 {
-    lc = localcache_create(MB, 1000);
+    lc = localcache_create(MB, 1000, NULL);
     ck_assert_ptr_nonnull(lc);
 }
 
@@ -156,7 +156,7 @@ END_TEST
 
 START_TEST(bytes_are_bounded)
 {
-    localcache_t *small = localcache_create(4096, 1000);
+    localcache_t *small = localcache_create(4096, 1000, NULL);
     char big[3000];
     memset(big, 'x', sizeof(big));
     ck_assert_int_eq(localcache_put(small, "k", "1", big, sizeof(big), 100, localcache_epoch(small), 0),
@@ -175,7 +175,7 @@ END_TEST
 
 START_TEST(key_bookkeeping_is_bounded)
 {
-    localcache_t *few = localcache_create(MB, 8);
+    localcache_t *few = localcache_create(MB, 8, NULL);
     char key[32];
     for (int i = 0; i < 100; i++) {
         snprintf(key, sizeof(key), "k%d", i);
@@ -251,7 +251,7 @@ END_TEST
 
 START_TEST(a_pinned_value_outlives_the_cache)
 {
-    localcache_t *other = localcache_create(MB, 10);
+    localcache_t *other = localcache_create(MB, 10, NULL);
     const char *v;
     size_t len;
     uint64_t tag;

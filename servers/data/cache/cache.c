@@ -18,12 +18,12 @@
 #include "data/cache/cache_conn.h"
 #include "data/cache/cache_dels.h"
 #include "data/cache/cache_near.h"
-#include "data/cache/cache_reply.h"
 
 struct cache_client {
     h2o_evloop_t *loop;
     cache_settings_t settings;
-    uint64_t *requests; /* cache_requests_total, by cache_status_t */
+    uint64_t *requests;   /* cache_requests_total, one slot per cache_status_t */
+    uint64_t *local_hits; /* cache_local_hits_total */
     char host[256];
     int port, db;
     cache_blocking_t *blocking; /* sync mode: every call goes there */
@@ -252,13 +252,36 @@ static void on_tick(h2o_timeout_entry_t *entry)
     h2o_timeout_link(c->loop, &c->tick_timeout, &c->tick_entry);
 }
 
+/* --- a look-up's one way out ---------------------------------------------- */
+
+/* However it was answered (the copy, either connection, or not at all):
+ * counts status, and a hit from the copy in cache_local_hits_total too;
+ * unless rq is NULL (the request is gone), adds the time since started_ns
+ * to rq->cache_ns and calls cb. A hit's value is copied into rq's pool
+ * first, unless `local`: the copy pins its bytes for the request
+ * (cache_near_lookup). */
+static void deliver(cache_client_t *c, request_t *rq, cache_get_fn cb, uint64_t started_ns, cache_status_t status,
+                    const char *value, size_t len, int local)
+{
+    h2o_iovec_t v = {NULL, 0};
+
+    metrics_add(&c->requests[status], 1);
+    if (local)
+        metrics_add(c->local_hits, 1);
+    if (rq == NULL)
+        return;
+    rq->cache_ns += request_now_ns() - started_ns;
+    if (status == CACHE_HIT)
+        v = local ? h2o_iovec_init(value, len) : h2o_strdup(&rq->req->pool, value, len);
+    cb(rq, status, v);
+}
+
 /* --- operations on the loop ----------------------------------------------- */
 
-/* An HGET's answer: counted, and handed to the handler if its request is
- * still there. */
+/* An HGET's answer: handed on if its request is still there. */
 static void answer(cache_op_t *op, cache_status_t status, const char *value, size_t len)
 {
-    cache_reply_deliver(op->client->requests, op->handle->rq, op->cb, op->started_ns, status, value, len, 0);
+    deliver(op->client, op->handle->rq, op->cb, op->started_ns, status, value, len, 0);
     request_release(op->handle);
 }
 
@@ -363,6 +386,7 @@ cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *setting
     c->loop = loop;
     c->settings = *settings;
     c->requests = metrics_counters(metrics, worker, ids->requests);
+    c->local_hits = metrics_counters(metrics, worker, ids->local_hits);
     c->backoff_ms = CACHE_BACKOFF_MIN_MS;
     if (cache_parse_url(settings->url, c->host, sizeof(c->host), &c->port, &c->db) != 0) {
         free(c);
@@ -377,7 +401,6 @@ cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *setting
                                     .loop = loop,
                                     .ready = on_tracker_ready,
                                     .owner = c,
-                                    .hits = metrics_counters(metrics, worker, ids->local_hits),
                                     .bytes = metrics_counters(metrics, worker, ids->local_bytes)};
         if ((c->near = cache_near_create(&ns)) == NULL) {
             free(c);
@@ -385,7 +408,7 @@ cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *setting
         }
     }
     if (settings->sync) {
-        if ((c->blocking = cache_blocking_create(settings, c->host, c->port, c->db, c->requests, c->near)) == NULL) {
+        if ((c->blocking = cache_blocking_create(settings, c->host, c->port, c->db, c->near)) == NULL) {
             cache_near_destroy(c->near);
             free(c);
             return NULL;
@@ -420,25 +443,13 @@ void cache_destroy(cache_client_t *c)
     free(c);
 }
 
-void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *field, cache_get_fn cb)
+/* Async: HGET on the loop; on_hget_reply (or the timeout) answers. */
+static void hget_async(cache_client_t *c, request_t *rq, const char *key, const char *field, cache_get_fn cb,
+                       uint64_t started, const cache_near_ticket_t *ticket)
 {
-    if (c->blocking != NULL) {
-        cache_blocking_hget(c->blocking, rq, key, field, cb);
-        return;
-    }
-    uint64_t started = request_now_ns();
-    cache_near_ticket_t ticket = {0, 0};
-    const char *value;
-    size_t len;
-
-    if (c->near != NULL &&
-        cache_near_lookup(c->near, key, field, fresh(c), &rq->req->pool, &value, &len, &ticket)) {
-        cache_reply_deliver(c->requests, rq, cb, started, CACHE_HIT, value, len, 1);
-        return;
-    }
     if (!usable(c)) {
         /* down or stalled: go straight to PostgreSQL */
-        cache_reply_count(c->requests, CACHE_ERROR);
+        metrics_add(&c->requests[CACHE_ERROR], 1);
         cb(rq, CACHE_ERROR, h2o_iovec_init(NULL, 0));
         return;
     }
@@ -450,10 +461,10 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
     op->cb = cb;
     op->started_ns = started;
     op->timeout_entry.cb = on_op_timeout;
-    if (ticket.since != 0) {
+    if (ticket->since != 0) {
         if ((op->key = strdup(key)) == NULL || (op->field = strdup(field)) == NULL)
             h2o_fatal("out of memory");
-        op->ticket = ticket;
+        op->ticket = *ticket;
     }
     if (redisAsyncCommand(c->cmd.ac, on_hget_reply, op, "HGET %s %s", key, field) != REDIS_OK) {
         answer(op, CACHE_ERROR, NULL, 0);
@@ -463,6 +474,40 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
         return;
     }
     h2o_timeout_link(c->loop, &c->op_timeout, &op->timeout_entry);
+}
+
+/* Sync: HGET on the blocking connection, answered before this returns. */
+static void hget_blocking(cache_client_t *c, request_t *rq, const char *key, const char *field, cache_get_fn cb,
+                          uint64_t started, const cache_near_ticket_t *ticket)
+{
+    redisReply *r;
+    cache_status_t st = cache_blocking_hget(c->blocking, key, field, ticket, &r);
+
+    deliver(c, rq, cb, started, st, st == CACHE_HIT ? r->str : NULL, st == CACHE_HIT ? r->len : 0, 0);
+    if (r != NULL)
+        freeReplyObject(r);
+}
+
+/* The one way in, for both modes: the --cache-local copy first (its owner
+ * vouching for it), then Redis on the mode's connection. */
+void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *field, cache_get_fn cb)
+{
+    uint64_t started = request_now_ns();
+    cache_near_ticket_t ticket = {0, 0};
+    const char *value;
+    size_t len;
+
+    if (c->near != NULL) {
+        int vouched = c->blocking == NULL ? fresh(c) : cache_blocking_vouch(c->blocking);
+        if (cache_near_lookup(c->near, key, field, vouched, &rq->req->pool, &value, &len, &ticket)) {
+            deliver(c, rq, cb, started, CACHE_HIT, value, len, 1);
+            return;
+        }
+    }
+    if (c->blocking != NULL)
+        hget_blocking(c, rq, key, field, cb, started, &ticket);
+    else
+        hget_async(c, rq, key, field, cb, started, &ticket);
 }
 
 void cache_hset(cache_client_t *c, const char *key, const char *field, const char *value, size_t len)

@@ -7,22 +7,19 @@
 
 #include "data/cache/cache_conn.h"
 #include "data/cache/cache_dels.h"
-#include "data/cache/cache_reply.h"
 
 struct cache_blocking {
     char host[256];
     int port, db;
-    int timeout_ms;
+    struct timeval timeout; /* --cache-timeout: the connect's and each command's */
     int ttl_s;
-    uint64_t *requests; /* cache_requests_total, by cache_status_t */
     cache_near_t *near; /* --cache-local; NULL without it */
     redisContext *rc;
+    int tracked;        /* CLIENT TRACKING was asked on rc (cache_near_follow) */
     uint64_t retry_at_ms;
     uint64_t last_reply_ms; /* when Redis last answered rc */
     cache_dels_t dels;      /* invalidations to repeat once Redis is back */
 };
-
-static void track(cache_blocking_t *b);
 
 /* --- the connection ------------------------------------------------------- */
 
@@ -31,22 +28,20 @@ static void drop(cache_blocking_t *b, uint64_t retry_in_ms)
     if (b->rc != NULL)
         redisFree(b->rc);
     b->rc = NULL;
+    b->tracked = 0; /* the copy stops being trusted at its next use */
     b->retry_at_ms = cache_real_ms() + retry_in_ms;
-    if (b->near != NULL)
-        cache_near_tracking_off(b->near);
 }
 
 static redisContext *connection(cache_blocking_t *b)
 {
-    struct timeval tv = cache_timeval(b->timeout_ms);
     redisReply *r;
 
     if (b->rc != NULL)
         return b->rc;
     if (cache_real_ms() < b->retry_at_ms)
         return NULL;
-    b->rc = redisConnectWithTimeout(b->host, b->port, tv);
-    if (b->rc == NULL || b->rc->err || redisSetTimeout(b->rc, tv) != REDIS_OK) {
+    b->rc = redisConnectWithTimeout(b->host, b->port, b->timeout);
+    if (b->rc == NULL || b->rc->err || redisSetTimeout(b->rc, b->timeout) != REDIS_OK) {
         drop(b, CACHE_BACKOFF_MAX_MS / 2);
         return NULL;
     }
@@ -68,8 +63,6 @@ static redisContext *connection(cache_blocking_t *b)
         freeReplyObject(r);
         free(b->dels.keys[--b->dels.n]);
     }
-    if (b->near != NULL)
-        track(b);
     return b->rc;
 }
 
@@ -93,31 +86,11 @@ static redisReply *command(cache_blocking_t *b, const char *fmt, ...)
 
 /* --- --cache-local -------------------------------------------------------- */
 
-/* Asks Redis to track what this connection reads, redirected to the tracker
- * (connected first if need be). Needs the command connection; on failure
- * tracking just stays off (a broken command connection fails its next
- * command and is replaced then). */
-static void track(cache_blocking_t *b)
+/* Before each use of the copy: the copy applies what its tracker received,
+ * and has this connection tracked if it is not yet (cache_near_follow). */
+static void follow(cache_blocking_t *b)
 {
-    long long tracker;
-    uint64_t asked;
-    redisReply *r;
-
-    if (b->rc == NULL || (tracker = cache_near_tracker(b->near)) == 0)
-        return;
-    asked = cache_near_tracking_asked(b->near);
-    if ((r = redisCommand(b->rc, "CLIENT TRACKING on REDIRECT %lld", tracker)) == NULL)
-        return;
-    cache_near_tracking_answered(b->near, asked, r);
-    freeReplyObject(r);
-}
-
-/* Before each use of the copy: apply what the tracker received; without a
- * tracker, get one (at most once per back-off). */
-static void read_tracker(cache_blocking_t *b)
-{
-    if (cache_near_poll(b->near) != 0)
-        track(b);
+    cache_near_follow(b->near, b->rc, &b->tracked);
 }
 
 /* The copy is trusted only while Redis answers (see CACHE_NEAR_FRESH_MS):
@@ -139,7 +112,7 @@ static int fresh(const cache_blocking_t *b)
 /* --- operations ----------------------------------------------------------- */
 
 cache_blocking_t *cache_blocking_create(const cache_settings_t *settings, const char *host, int port, int db,
-                                        uint64_t *requests, cache_near_t *near)
+                                        cache_near_t *near)
 {
     cache_blocking_t *b = calloc(1, sizeof(*b));
     if (b == NULL)
@@ -147,9 +120,8 @@ cache_blocking_t *cache_blocking_create(const cache_settings_t *settings, const 
     snprintf(b->host, sizeof(b->host), "%s", host);
     b->port = port;
     b->db = db;
-    b->timeout_ms = settings->timeout_ms;
+    b->timeout = cache_timeval(settings->timeout_ms);
     b->ttl_s = settings->ttl_s;
-    b->requests = requests;
     b->near = near;
     return b;
 }
@@ -162,31 +134,24 @@ void cache_blocking_destroy(cache_blocking_t *b)
     free(b);
 }
 
-void cache_blocking_hget(cache_blocking_t *b, request_t *rq, const char *key, const char *field, cache_get_fn cb)
+int cache_blocking_vouch(cache_blocking_t *b)
 {
-    uint64_t started = request_now_ns();
-    cache_near_ticket_t ticket = {0, 0};
-    const char *value;
-    size_t len;
+    keep_fresh(b);
+    follow(b);
+    return fresh(b);
+}
 
-    if (b->near != NULL) {
-        keep_fresh(b);
-        read_tracker(b);
-        if (cache_near_lookup(b->near, key, field, fresh(b), &rq->req->pool, &value, &len, &ticket)) {
-            cache_reply_deliver(b->requests, rq, cb, started, CACHE_HIT, value, len, 1);
-            return;
-        }
-    }
+cache_status_t cache_blocking_hget(cache_blocking_t *b, const char *key, const char *field,
+                                   const cache_near_ticket_t *ticket, redisReply **reply)
+{
     redisReply *r = command(b, "HGET %s %s", key, field);
     cache_status_t st = cache_reply_status(r);
-    if (st == CACHE_HIT && ticket.since != 0) {
-        read_tracker(b); /* an invalidation that raced the reply */
-        cache_near_fill(b->near, key, field, r->str, r->len, &ticket);
+    if (st == CACHE_HIT && ticket->since != 0) {
+        follow(b); /* an invalidation that raced the reply */
+        cache_near_fill(b->near, key, field, r->str, r->len, ticket);
     }
-    cache_reply_deliver(b->requests, rq, cb, started, st, st == CACHE_HIT ? r->str : NULL, st == CACHE_HIT ? r->len : 0,
-                        0);
-    if (r != NULL)
-        freeReplyObject(r);
+    *reply = r;
+    return st;
 }
 
 void cache_blocking_hset(cache_blocking_t *b, const char *key, const char *field, const char *value, size_t len)

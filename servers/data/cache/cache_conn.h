@@ -1,16 +1,19 @@
 /*
  * cache_conn: what the client's Redis connections have in common: the
  * command connection (on the loop in cache.c, blocking in cache_blocking.c)
- * and the --cache-local tracker (cache_near.c). Their life-cycle states and
- * the timings they wait, back off and trust by; nothing that does I/O.
+ * and the --cache-local tracker (cache_near.c). Their life-cycle states, the
+ * timings they wait, back off and trust by, and what an HGET's reply means;
+ * nothing that does I/O.
  */
 #ifndef SUTLAB_CACHE_CONN_H
 #define SUTLAB_CACHE_CONN_H
 
+#include <hiredis/hiredis.h>
 #include <stdint.h>
 #include <sys/time.h>
 
 #include "core/request.h"
+#include "data/cache/cache.h"
 
 #define CACHE_TICK_MS 100
 #define CACHE_STALL_LIMIT_MS 1000 /* unanswered this long: drop the connection */
@@ -50,6 +53,16 @@ static inline struct timeval cache_timeval(int ms)
 {
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
     return tv;
+}
+
+/* An HGET's reply, from either command connection: a string is a hit and
+ * nil a miss; anything else, no reply included, is an error. */
+static inline cache_status_t cache_reply_status(const redisReply *r)
+{
+    return r == NULL                         ? CACHE_ERROR
+           : r->type == REDIS_REPLY_STRING ? CACHE_HIT
+           : r->type == REDIS_REPLY_NIL    ? CACHE_MISS
+                                           : CACHE_ERROR;
 }
 
 #endif

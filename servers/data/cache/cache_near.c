@@ -41,11 +41,10 @@ struct cache_near {
     char host[256];
     int port;
     int blocking;
-    int timeout_ms;
+    struct timeval timeout; /* blocking: the tracker's connect and reads */
     h2o_evloop_t *loop;
     cache_near_ready_fn ready;
     void *owner;
-    uint64_t *hits, *bytes; /* cache_local_hits_total, cache_local_bytes */
     localcache_t *copy;
     uint64_t ttl_ms;
     int tracking;          /* CLIENT TRACKING acknowledged for the current tracker */
@@ -86,22 +85,11 @@ void cache_near_written(const char *key)
     __atomic_add_fetch(stripe_of(key), 1, __ATOMIC_RELEASE);
 }
 
-static void publish_bytes(cache_near_t *n)
-{
-    metrics_set(n->bytes, localcache_bytes(n->copy));
-}
-
-static void forget_all(cache_near_t *n)
-{
-    localcache_clear(n->copy);
-    publish_bytes(n);
-}
-
 static void stop_trusting(cache_near_t *n)
 {
     n->tracking = 0;
     n->tracking_seq++;
-    forget_all(n);
+    localcache_clear(n->copy);
 }
 
 /* Sync mode blocks inside a loop pass: the loop's clock is stale there. */
@@ -128,7 +116,6 @@ static int on_tracker_reply(cache_near_t *n, const redisReply *r)
     } else {
         localcache_clear(n->copy);
     }
-    publish_bytes(n);
     return 0;
 }
 
@@ -220,15 +207,14 @@ static void blocking_drop(cache_near_t *n, uint64_t retry_in_ms)
 
 static int blocking_connect(cache_near_t *n)
 {
-    struct timeval tv = cache_timeval(n->timeout_ms);
     redisReply *id = NULL, *sub = NULL;
 
     if (n->tracker_rc != NULL)
         return 0;
     if (cache_real_ms() < n->tracker_retry_at_ms)
         return -1;
-    n->tracker_rc = redisConnectWithTimeout(n->host, n->port, tv);
-    if (n->tracker_rc == NULL || n->tracker_rc->err || redisSetTimeout(n->tracker_rc, tv) != REDIS_OK ||
+    n->tracker_rc = redisConnectWithTimeout(n->host, n->port, n->timeout);
+    if (n->tracker_rc == NULL || n->tracker_rc->err || redisSetTimeout(n->tracker_rc, n->timeout) != REDIS_OK ||
         (id = redisCommand(n->tracker_rc, "CLIENT ID")) == NULL || id->type != REDIS_REPLY_INTEGER ||
         (sub = redisCommand(n->tracker_rc, "SUBSCRIBE " NEAR_CHANNEL)) == NULL || !on_tracker_reply(n, sub)) {
         if (id != NULL)
@@ -244,7 +230,9 @@ static int blocking_connect(cache_near_t *n)
     return 0;
 }
 
-int cache_near_poll(cache_near_t *n)
+/* Applies the invalidations that arrived, without waiting. Returns -1 if
+ * there is no tracker, else 0. */
+static int poll_tracker(cache_near_t *n)
 {
     struct pollfd p;
     void *r;
@@ -299,7 +287,7 @@ int cache_near_tracking_answered(cache_near_t *n, uint64_t asked, const redisRep
         return 0;
     }
     /* start from empty: nothing read before this point was tracked */
-    forget_all(n);
+    localcache_clear(n->copy);
     n->tracking = 1;
     return 1;
 }
@@ -309,24 +297,46 @@ void cache_near_tracking_off(cache_near_t *n)
     stop_trusting(n);
 }
 
+void cache_near_follow(cache_near_t *n, redisContext *cmd, int *tracked)
+{
+    long long tracker;
+    uint64_t asked;
+    redisReply *r;
+
+    if (!*tracked && n->tracking)
+        stop_trusting(n); /* the connection it was tracked on is gone */
+    if (poll_tracker(n) == 0 && *tracked)
+        return;
+    /* no tracker (get one, at most once per back-off), or a connection not
+     * yet asked: ask it to track what it reads, redirected to the tracker;
+     * a failure leaves tracking off (a broken command connection fails its
+     * next command and is replaced then) */
+    if (cmd == NULL || (tracker = cache_near_tracker(n)) == 0)
+        return;
+    asked = cache_near_tracking_asked(n);
+    if ((r = redisCommand(cmd, "CLIENT TRACKING on REDIRECT %lld", tracker)) == NULL)
+        return;
+    *tracked = 1;
+    cache_near_tracking_answered(n, asked, r);
+    freeReplyObject(r);
+}
+
 /* --- the copy ------------------------------------------------------------- */
 
 cache_near_t *cache_near_create(const cache_near_settings_t *settings)
 {
     cache_near_t *n = calloc(1, sizeof(*n));
-    if (n == NULL || (n->copy = localcache_create(NEAR_MAX_BYTES, NEAR_MAX_KEYS)) == NULL) {
+    if (n == NULL || (n->copy = localcache_create(NEAR_MAX_BYTES, NEAR_MAX_KEYS, settings->bytes)) == NULL) {
         free(n);
         return NULL;
     }
     snprintf(n->host, sizeof(n->host), "%s", settings->host);
     n->port = settings->port;
     n->blocking = settings->blocking;
-    n->timeout_ms = settings->timeout_ms;
+    n->timeout = cache_timeval(settings->timeout_ms);
     n->loop = settings->loop;
     n->ready = settings->ready;
     n->owner = settings->owner;
-    n->hits = settings->hits;
-    n->bytes = settings->bytes;
     n->ttl_ms = (uint64_t)settings->ttl_s * 1000;
     n->tracker_backoff_ms = CACHE_BACKOFF_MIN_MS;
     n->tracker_state = CACHE_DOWN;
@@ -355,21 +365,19 @@ static void on_pool_cleared(void *p)
 int cache_near_lookup(cache_near_t *n, const char *key, const char *field, int cmd_fresh, h2o_mem_pool_t *pool,
                       const char **value, size_t *len, cache_near_ticket_t *ticket)
 {
-    uint64_t read_under;
+    uint64_t read_under, now = now_ms(n);
     ticket->since = 0;
     if (!n->tracking || !cmd_fresh)
         return 0;
     ticket->writes = writes_of(key);
-    if (localcache_get(n->copy, key, field, now_ms(n), value, len, &read_under)) {
+    if (localcache_get(n->copy, key, field, now, value, len, &read_under)) {
         if (read_under == ticket->writes) {
             const char **pin = h2o_mem_alloc_shared(pool, sizeof(*pin), on_pool_cleared);
             *pin = *value;
             localcache_pin(*value);
-            metrics_add(n->hits, 1);
             return 1;
         }
         localcache_drop(n->copy, key); /* written since: every field of it */
-        publish_bytes(n);
     }
     ticket->since = localcache_epoch(n->copy);
     return 0;
@@ -378,10 +386,10 @@ int cache_near_lookup(cache_near_t *n, const char *key, const char *field, int c
 void cache_near_fill(cache_near_t *n, const char *key, const char *field, const char *value, size_t len,
                      const cache_near_ticket_t *ticket)
 {
+    uint64_t expires = now_ms(n) + n->ttl_ms;
     if (!n->tracking)
         return;
     /* tagged with the writes counted before Redis was asked: if one came in
      * between, the entry is dropped at its first look-up */
-    localcache_put(n->copy, key, field, value, len, now_ms(n) + n->ttl_ms, ticket->since, ticket->writes);
-    publish_bytes(n);
+    localcache_put(n->copy, key, field, value, len, expires, ticket->since, ticket->writes);
 }

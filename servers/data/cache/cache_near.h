@@ -4,12 +4,14 @@
  * __redis__:invalidate: on the loop in async mode, blocking and read before
  * each use in sync mode. The coherence rules are at the top of cache_near.c.
  *
- * It never sees the command connection. Its owner (cache.c on the loop,
- * cache_blocking.c blocking) sends CLIENT TRACKING ... REDIRECT <tracker>
- * there, reports the answer, reports the connection's loss, and says at
- * each look-up whether that connection may vouch for the copy (up, and
- * answered within CACHE_NEAR_FRESH_MS). The copy answers only while tracking
- * is acknowledged for the current tracker and the owner vouches for it.
+ * On the loop it never sees the command connection: its owner (cache.c)
+ * sends CLIENT TRACKING ... REDIRECT <tracker> there, reports the answer and
+ * the connection's loss. A blocking owner (cache_blocking.c) hands it its
+ * connection before each use of the copy instead (cache_near_follow), and
+ * it sends that command itself. Either owner says at each look-up whether
+ * its connection may vouch for the copy (up, and answered within
+ * CACHE_NEAR_FRESH_MS). The copy answers only while tracking is
+ * acknowledged for the current tracker and the owner vouches for it.
  *
  * Threading: one per worker, used on its thread; cache_near_written is the
  * exception, shared by all workers.
@@ -22,7 +24,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/metrics.h"
 
 typedef struct cache_near cache_near_t;
 
@@ -33,14 +34,13 @@ typedef void (*cache_near_ready_fn)(void *owner, long long tracker_id);
 typedef struct cache_near_settings {
     const char *host; /* copied */
     int port;
-    int blocking;       /* sync mode: a blocking tracker, read by cache_near_poll */
+    int blocking;       /* sync mode: a blocking tracker, read by cache_near_follow */
     int timeout_ms;     /* blocking: the tracker's connect and reads */
     int ttl_s;          /* --cache-ttl: a copy lives no longer than a Redis entry */
     h2o_evloop_t *loop; /* async: the tracker runs on it */
     cache_near_ready_fn ready;
     void *owner;
-    uint64_t *hits;  /* the worker's cache_local_hits_total slot */
-    uint64_t *bytes; /* the worker's cache_local_bytes slot */
+    uint64_t *bytes; /* the worker's cache_local_bytes slot, kept by the copy */
 } cache_near_settings_t;
 
 /* Returns NULL on allocation failure. Async: starts connecting the tracker. */
@@ -57,7 +57,7 @@ typedef struct cache_near_ticket {
 
 /* Looks the copy up; cmd_fresh is the owner's word that its command
  * connection is up and answered within CACHE_NEAR_FRESH_MS. 1 and *value,
- * *len on a hit (counted in cache_local_hits_total), else 0 and *ticket.
+ * *len on a hit, else 0 and *ticket.
  * A hit's bytes stay valid until `pool` is cleared (the request's), even if
  * the entry is invalidated meanwhile. */
 int cache_near_lookup(cache_near_t *n, const char *key, const char *field, int cmd_fresh, h2o_mem_pool_t *pool,
@@ -87,10 +87,13 @@ void cache_near_tracking_off(cache_near_t *n);
 /* Async: reconnects a lost tracker, with back-off; call on every tick. */
 void cache_near_tick(cache_near_t *n);
 
-/* Blocking: applies the invalidations that arrived, without waiting.
- * Returns -1 if there is no tracker (the owner asks for one, and for
- * tracking, if its command connection is up), else 0. */
-int cache_near_poll(cache_near_t *n);
+/* Blocking owner, before each use of the copy: applies the invalidations
+ * that arrived, without waiting, and sends CLIENT TRACKING ... REDIRECT on
+ * the owner's command connection `cmd` (NULL: none now) when it was not
+ * asked yet (*tracked 0, set to 1 once sent; the owner zeroes it when it
+ * drops the connection, and the copy then stops being trusted here) or the
+ * tracker had to be replaced. */
+void cache_near_follow(cache_near_t *n, redisContext *cmd, int *tracked);
 
 /* A write of this process invalidated key: no worker answers it from its
  * copy after this returns. Any thread. */

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/metrics.h"
+
 /* Two chained hash tables: entries by (key, field) for look-ups, and keys by
  * name, each key listing its entries so a drop costs its own fields only
  * and remembers when it happened (for puts still in flight). */
@@ -47,6 +49,7 @@ struct localcache {
     lc_key_t **key_buckets;
     size_t nkey_buckets, nkeys;
     size_t bytes;
+    uint64_t *bytes_gauge; /* NULL: none */
 };
 
 #define LC_MIN_BUCKETS 64
@@ -75,11 +78,19 @@ static uint64_t hash_entry(const char *key, const char *field)
     return hash_str(h, field);
 }
 
-localcache_t *localcache_create(size_t max_bytes, size_t max_keys)
+/* After every change of bytes that a public call makes. */
+static void publish(const localcache_t *lc)
+{
+    if (lc->bytes_gauge != NULL)
+        metrics_set(lc->bytes_gauge, lc->bytes);
+}
+
+localcache_t *localcache_create(size_t max_bytes, size_t max_keys, uint64_t *bytes_gauge)
 {
     localcache_t *lc = calloc(1, sizeof(*lc));
     if (lc == NULL)
         return NULL;
+    lc->bytes_gauge = bytes_gauge;
     lc->max_bytes = max_bytes;
     lc->max_keys = max_keys;
     lc->epoch = 1;
@@ -157,6 +168,7 @@ void localcache_clear(localcache_t *lc)
     }
     lc->nkeys = 0;
     lc->cleared_epoch = ++lc->epoch; /* covers the keys forgotten just now */
+    publish(lc);
 }
 
 void localcache_destroy(localcache_t *lc)
@@ -266,6 +278,7 @@ int localcache_get(localcache_t *lc, const char *key, const char *field, uint64_
         return 0;
     if (e->expires_ms <= now_ms) {
         remove_entry(lc, e);
+        publish(lc);
         return 0;
     }
     *value = e->value->bytes;
@@ -274,8 +287,8 @@ int localcache_get(localcache_t *lc, const char *key, const char *field, uint64_
     return 1;
 }
 
-localcache_put_result_t localcache_put(localcache_t *lc, const char *key, const char *field, const char *value,
-                                       size_t len, uint64_t expires_ms, uint64_t since, uint64_t tag)
+static localcache_put_result_t put(localcache_t *lc, const char *key, const char *field, const char *value,
+                                   size_t len, uint64_t expires_ms, uint64_t since, uint64_t tag)
 {
     uint64_t hash = hash_entry(key, field);
     size_t cost = sizeof(lc_entry_t) + strlen(field) + 1 + len;
@@ -321,6 +334,14 @@ localcache_put_result_t localcache_put(localcache_t *lc, const char *key, const 
     return LOCALCACHE_STORED;
 }
 
+localcache_put_result_t localcache_put(localcache_t *lc, const char *key, const char *field, const char *value,
+                                       size_t len, uint64_t expires_ms, uint64_t since, uint64_t tag)
+{
+    localcache_put_result_t result = put(lc, key, field, value, len, expires_ms, since, tag);
+    publish(lc);
+    return result;
+}
+
 void localcache_drop(localcache_t *lc, const char *key)
 {
     lc_key_t *k = key_for(lc, key);
@@ -331,6 +352,7 @@ void localcache_drop(localcache_t *lc, const char *key)
     while (k->entries != NULL)
         remove_entry(lc, k->entries);
     k->dropped_epoch = ++lc->epoch;
+    publish(lc);
 }
 
 size_t localcache_count(const localcache_t *lc)

@@ -11,6 +11,9 @@
  *
  * Bounded: values beyond max_bytes are not stored; past max_keys distinct
  * keys everything is cleared (the key bookkeeping is what outlives entries).
+ *
+ * Its size is published as it changes, to a gauge slot its owner gives (the
+ * worker's cache_local_bytes): a relaxed store, as core/metrics.h's.
  */
 #ifndef SUTLAB_LOCALCACHE_H
 #define SUTLAB_LOCALCACHE_H
@@ -26,8 +29,9 @@ typedef enum localcache_put_result {
     LOCALCACHE_FULL,  /* over max_bytes: not stored */
 } localcache_put_result_t;
 
-/* Returns NULL on allocation failure. */
-localcache_t *localcache_create(size_t max_bytes, size_t max_keys);
+/* Returns NULL on allocation failure. `bytes_gauge` (may be NULL) is kept
+ * equal to localcache_bytes(). */
+localcache_t *localcache_create(size_t max_bytes, size_t max_keys, uint64_t *bytes_gauge);
 void localcache_destroy(localcache_t *lc);
 
 /* The current epoch: take it before the Redis call whose answer may be put. */
