@@ -524,23 +524,29 @@ static pg_conn_t *pick_ready(pg_pool_t *pool)
     return best;
 }
 
+/* 1 while some connection is not down: it will be ready, or fail, soon. */
+static int any_coming(const pg_pool_t *pool)
+{
+    for (size_t i = 0; i < pool->nconns; i++)
+        if (pool->conns[i].state != CONN_DOWN)
+            return 1;
+    return 0;
+}
+
+/* Sends e on the least busy ready connection; with none ready, queues it
+ * for the first that becomes ready, or fails it at once if none is coming. */
 static void submit(pg_pool_t *pool, pg_entry_t *e)
 {
     pg_conn_t *conn = pick_ready(pool);
-    if (conn != NULL) {
-        if (conn_send(conn, e) != 0) {
-            deliver(pool, e, PG_UNAVAILABLE);
-            conn_fail(conn, "send failed");
-        }
+    if (conn == NULL && any_coming(pool)) {
+        fifo_push(&pool->waiting, e);
         return;
     }
-    for (size_t i = 0; i < pool->nconns; i++) {
-        if (pool->conns[i].state != CONN_DOWN) {
-            fifo_push(&pool->waiting, e);
-            return;
-        }
-    }
+    if (conn != NULL && conn_send(conn, e) == 0)
+        return;
     deliver(pool, e, PG_UNAVAILABLE);
+    if (conn != NULL)
+        conn_fail(conn, "send failed");
 }
 
 static void dispatch_waiting(pg_pool_t *pool)

@@ -136,9 +136,11 @@ void cache_blocking_destroy(cache_blocking_t *b)
 
 int cache_blocking_vouch(cache_blocking_t *b)
 {
+    int vouched;
     keep_fresh(b);
+    vouched = fresh(b); /* what follow sends does not count as an answer */
     follow(b);
-    return fresh(b);
+    return vouched;
 }
 
 cache_status_t cache_blocking_hget(cache_blocking_t *b, const char *key, const char *field,
