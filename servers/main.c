@@ -104,7 +104,7 @@ static int serve_main(int argc, char **argv)
     case CONFIG_OK:
         break;
     }
-    if (st->redis_cache && cache_parse_url(st->redis_url, host, sizeof(host), &port, &db) != 0) {
+    if ((st->redis_cache || cfg.has_admin_listen) && cache_parse_url(st->redis_url, host, sizeof(host), &port, &db) != 0) {
         fprintf(stderr, "sutlab serve: --redis-url: expected redis://HOST:PORT[/DB], got '%s'\n", st->redis_url);
         return 2;
     }

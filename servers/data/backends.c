@@ -28,8 +28,9 @@ static const flags_def_t store_flags[] = {
       1),
     F("redis-url", FLAGS_STRING, redis_url, 0, 0, NULL, "URL", "redis://127.0.0.1:6379", "Redis used by the cache",
       0),
-    F("redis-cache", FLAGS_BOOL, redis_cache, 0, 0, NULL, NULL, "off",
-      "cache-aside Redis cache in front of the store listing (make-delivery)", 1),
+    /* live: with the admin listener, its client exists from the start (on_worker_start) */
+    {.name = "redis-cache", .kind = FLAGS_BOOL, .offset = offsetof(backends_settings_t, redis_cache), .value = "off",
+     .help = "cache-aside Redis cache in front of the store listing (make-delivery)", .in_flags = 1, .live = 1},
     F("cache-ttl", FLAGS_INT, cache_ttl, 1, 86400 * 30, NULL, "SECONDS", "60", "lifetime of a cached listing", 1),
     F("cache-timeout", FLAGS_INT, cache_timeout, 1, 60000, NULL, "MS", "100",
       "a Redis call unanswered this long is abandoned and the listing comes from PostgreSQL", 0),
@@ -84,9 +85,11 @@ static void on_worker_start(server_worker_t *w, void *data)
     w->offload_pool = b->offload;
     if (b->offload != NULL && (w->offload = offload_receiver_create(b->server->queues[w->index])) == NULL)
         h2o_fatal("out of memory");
-    if (st->redis_cache) {
+    /* with the admin listener --redis-cache may turn on later: its client
+     * is there from the start */
+    if (st->redis_cache || b->server->cfg->has_admin_listen) {
         cache_settings_t cs = {st->redis_url, st->cache_timeout, st->db_mode == BACKENDS_DB_SYNC, st->cache_local,
-                               st->cache_ttl};
+                               st->cache_ttl, &st->redis_cache};
         /* the URL was validated at startup, so NULL here is memory */
         if ((w->cache = cache_create(w->ctx.loop, &cs, &b->cache_families, m, w->index)) == NULL)
             h2o_fatal("cannot create the Redis client");

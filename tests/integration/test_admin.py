@@ -24,6 +24,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pgtest  # noqa: E402
+from test_delivery import json_headers, make_session, redis_cli, redis_url  # noqa: E402
 from sutlab_testlib import Server, assert_usage_error, free_port, migrate_and_seed, run_cli  # noqa: E402
 
 TOKEN = "t0k3n-for-the-admin-tests-0123456789"
@@ -251,7 +252,7 @@ class LiveFlags(unittest.TestCase):
 
     def test_refusals(self):
         with Admin() as a:
-            status, _, body = a.call("PUT", "/admin/flags/redis-cache", {"value": "on"})
+            status, _, body = a.call("PUT", "/admin/flags/cache-local", {"value": "on"})
             self.assertEqual(status, 409)
             self.assertIn("needs a restart", body["errors"]["flag"][0])
             self.assertEqual(a.call("PUT", "/admin/flags/nope", {"value": "on"})[0], 404)
@@ -263,7 +264,48 @@ class LiveFlags(unittest.TestCase):
             self.assertEqual(a.call("POST", "/admin/faults", "x" * 20000)[0], 413)
             state = a.call("GET", "/admin")[2]
             self.assertEqual(state["flags"]["app-cpu-us"], 0)
-            self.assertIn("redis-cache", state["restart_only"])
+            self.assertIn("cache-local", state["restart_only"])
+
+
+class LiveCache(unittest.TestCase):
+    REDIS_DB = 9  # apart from test_delivery's
+
+    def test_redis_cache_on_under_load_and_no_stale_entry_after_a_write_made_while_off(self):
+        url = pgtest.fresh_database(self)
+        migrate_and_seed(url, "tiny")
+        redis_cli(self.REDIS_DB, "FLUSHDB")
+        sid, owner, cat = (int(x) for x in pgtest.scalar(
+            url, "SELECT id || '|' || owner_id || '|' || category_id FROM stores ORDER BY id LIMIT 1").split("|"))
+        listing = "/stores?categoryId=%d" % cat
+        with Admin(db_url=url, extra=["--redis-url", redis_url(self.REDIS_DB)]) as a:
+            load = Load(a.srv.port, listing)
+            load.start()
+            time.sleep(0.5)
+            t = time.monotonic()
+            self.assertEqual(a.call("PUT", "/admin/flags/redis-cache", {"value": "on"})[0], 200)
+            time.sleep(1.0)
+            load.finish()
+            self.assertEqual(load.failures, [])
+            self.assertTrue(any(s[0] < t and s[2].get("x-cache") == "BYPASS" for s in load.seen))
+            took = load.first_after(t, lambda s: s[2].get("x-cache") in ("HIT", "MISS"))
+            self.assertIsNotNone(took)
+            self.assertLess(took, 1.0)
+            self.assertEqual(a.srv.request("GET", listing)[1].get("x-cache"), "HIT")
+            self.assertEqual(json.loads(a.srv.request("GET", "/readyz")[2])["redis"], "ok")
+            # off, a write, on again: the write's invalidation went to Redis while the flag was off
+            self.assertEqual(a.call("PUT", "/admin/flags/redis-cache", {"value": "off"})[0], 200)
+            self.assertEqual(json.loads(a.srv.request("GET", "/readyz")[2])["redis"], "disabled")
+            before = [x for x in json.loads(a.srv.request("GET", listing)[2]) if x["id"] == sid][0]["openStatus"]
+            after, verb = ("CLOSED", "closed") if before == "OPENED" else ("OPENED", "opened")
+            token = make_session(url, owner)
+            status, _, body = a.srv.request("PATCH", "/stores/%d/%s" % (sid, verb), body="{}",
+                                            headers=json_headers(token))
+            self.assertEqual(status, 200, body)
+            self.assertEqual(a.call("PUT", "/admin/flags/redis-cache", {"value": "on"})[0], 200)
+            status, headers, body = a.srv.request("GET", listing)
+            self.assertEqual(headers.get("x-cache"), "MISS")
+            mine = [x for x in json.loads(body) if x["id"] == sid]
+            self.assertEqual([x["openStatus"] for x in mine], [after], "a stale entry from before the write")
 
 
 class Faults(unittest.TestCase):

@@ -283,7 +283,7 @@ static int get_stores(h2o_req_t *req, request_t *rq)
         }
         st->address = v;
     }
-    if (rq->worker->cache == NULL) {
+    if (!cache_in_use(rq->worker->cache)) {
         set_x_cache(rq, "BYPASS");
         query_listing(rq);
         return 0;

@@ -45,10 +45,10 @@ static int on_readyz(h2o_req_t *req, request_t *rq)
 {
     server_worker_t *w = rq->worker;
     int db_up = w->pg != NULL && pg_pool_is_up(w->pg);
-    int redis_up = w->cache != NULL && cache_is_up(w->cache);
+    int redis_on = cache_in_use(w->cache), redis_up = redis_on && cache_is_up(w->cache);
     int held = fault_unready(&w->server->faults);
     json_t *doc = json_pack("{s:s,s:s}", "db", db_up ? "ok" : "down", "redis",
-                            w->cache == NULL ? "disabled" : (redis_up ? "ok" : "down"));
+                            !redis_on ? "disabled" : (redis_up ? "ok" : "down"));
     if (held)
         json_object_set_new(doc, "admin", json_string("held down"));
     if (!db_up || held)

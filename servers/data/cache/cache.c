@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/flags.h"
 #include "data/cache/cache_adapter.h"
 #include "data/cache/cache_blocking.h"
 #include "data/cache/cache_conn.h"
@@ -550,6 +551,11 @@ void cache_invalidate(cache_client_t *c, request_t *rq, const char *key, cache_d
         return;
     }
     h2o_timeout_link(c->loop, &c->op_timeout, &op->timeout_entry);
+}
+
+int cache_in_use(const cache_client_t *c)
+{
+    return c != NULL && flags_live_read(c->settings.on);
 }
 
 int cache_is_up(cache_client_t *c)

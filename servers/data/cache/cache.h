@@ -53,6 +53,7 @@ typedef struct cache_settings {
     int sync;
     int local;  /* --cache-local: keep hits in memory, coherent through CLIENT TRACKING */
     int ttl_s;  /* --cache-ttl: a Redis entry's life, and a local copy's at most */
+    const int *on; /* the live --redis-cache (read with flags_live_read) */
 } cache_settings_t;
 
 typedef struct cache_client cache_client_t;
@@ -94,5 +95,11 @@ void cache_invalidate(cache_client_t *c, request_t *rq, const char *key, cache_d
 
 /* 1 if connected (a stall longer than a second disconnects). */
 int cache_is_up(cache_client_t *c);
+
+/* Whether look-ups go to the cache now: a client exists and the live
+ * --redis-cache is on. With the admin listener a client exists while the
+ * flag is off, so that it can turn on; writes still invalidate through it,
+ * so no entry outlives a write made while it was off. NULL: no. */
+int cache_in_use(const cache_client_t *c);
 
 #endif
