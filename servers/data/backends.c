@@ -22,10 +22,11 @@ static const flags_def_t store_flags[] = {
       "sync: a worker blocks on each query, one request at a time (php-fpm); async: pipelined, non-blocking", 1),
     F("db-timeout", FLAGS_INT, db_timeout, 10, 600000, NULL, "MS", "5000",
       "a query unanswered this long fails with 503 and its connection is replaced", 0),
-    F("db-latency-ms", FLAGS_INT, db_latency_ms, 0, 10000, NULL, "MS", "0",
-      "every PostgreSQL query waits MS ms before it is sent, as across a network to a remote database: "
-      "the worker blocks in sync mode (as a php-fpm child waits on its socket), a timer holds it in async mode",
-      1),
+    {.name = "db-latency-ms", .kind = FLAGS_INT, .offset = offsetof(backends_settings_t, db_latency_ms), .max = 10000,
+     .metavar = "MS", .value = "0", .in_flags = 1, .live = 1,
+     .help = "every PostgreSQL query waits MS ms before it is sent, as across a network to a remote database: "
+             "the worker blocks in sync mode (as a php-fpm child waits on its socket), a timer holds it in async "
+             "mode"},
     F("redis-url", FLAGS_STRING, redis_url, 0, 0, NULL, "URL", "redis://127.0.0.1:6379", "Redis used by the cache",
       0),
     /* live: with the admin listener, its client exists from the start (on_worker_start) */
@@ -78,7 +79,7 @@ static void on_worker_start(server_worker_t *w, void *data)
     const backends_settings_t *st = &b->settings;
     const metrics_t *m = &b->server->metrics;
     pg_settings_t pg = {st->db_url, st->db_conns, st->db_mode == BACKENDS_DB_SYNC, st->db_timeout,
-                        st->db_latency_ms};
+                        &st->db_latency_ms};
 
     if ((w->pg = pg_pool_create(w->ctx.loop, &pg, &b->registry, m, w->index)) == NULL)
         h2o_fatal("cannot create the PostgreSQL pool");

@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/flags.h"
+
 #define PG_TICK_MS 100
 #define PG_MAX_ATTEMPTS 3 /* an isolated resend can only fail by itself; this is a safety net */
 #define PG_BACKOFF_MIN_MS 100
@@ -87,6 +89,7 @@ struct pg_pool {
     h2o_timeout_entry_t tick_entry;
     int closing; /* pg_pool_destroy: no "connection down" messages */
     h2o_timeout_t latency_timeout; /* --db-latency-ms: one duration, so entries fire in order */
+    int latency_timer_on;          /* latency_timeout joined the loop (at the first hold) */
     pg_fifo_t held;                /* queries on it, oldest first */
     /* sync */
     PGconn *blocking;
@@ -795,10 +798,11 @@ static PGresult *blocking_result(PGconn *pg, int timeout_ms, int *timed_out)
  * as a php-fpm child blocks on a remote database's socket. */
 static void hold_blocking(pg_pool_t *pool, pg_entry_t *e)
 {
-    struct timespec left = {pool->settings.latency_ms / 1000, (long)(pool->settings.latency_ms % 1000) * 1000000L};
+    int ms = flags_live_read(pool->settings.latency_ms);
+    struct timespec left = {ms / 1000, (long)(ms % 1000) * 1000000L};
     uint64_t start;
 
-    if (pool->settings.latency_ms <= 0)
+    if (ms <= 0)
         return;
     start = request_now_ns();
     while (nanosleep(&left, &left) != 0 && errno == EINTR)
@@ -853,7 +857,10 @@ static void query_blocking(pg_pool_t *pool, request_t *rq, const pg_statement_t 
 /* --- async: --db-latency-ms ---------------------------------------------------- */
 
 /* Every held query has the same duration on one timer, so they fire in the
- * order they were held and the one firing is the oldest. */
+ * order they were held and the one firing is the oldest. A live change of
+ * --db-latency-ms sets the timer's duration at the next hold: libh2o fires a
+ * timer's entries from its oldest while they are due, so the order holds
+ * whatever the duration becomes. */
 static void on_held(h2o_timeout_entry_t *entry)
 {
     pg_entry_t *e = H2O_STRUCT_FROM_MEMBER(pg_entry_t, held, entry);
@@ -866,8 +873,15 @@ static void on_held(h2o_timeout_entry_t *entry)
     submit(pool, e);
 }
 
-static void hold(pg_pool_t *pool, pg_entry_t *e)
+static void hold(pg_pool_t *pool, pg_entry_t *e, int ms)
 {
+    /* libh2o visits every timer of a loop on every pass: this one joins
+     * only once a query is held */
+    if (!pool->latency_timer_on) {
+        h2o_timeout_init(pool->loop, &pool->latency_timeout, (uint64_t)ms);
+        pool->latency_timer_on = 1;
+    }
+    pool->latency_timeout.timeout = (uint64_t)ms;
     e->pool = pool;
     e->held.cb = on_held;
     fifo_push(&pool->held, e);
@@ -902,8 +916,6 @@ pg_pool_t *pg_pool_create(h2o_evloop_t *loop, const pg_settings_t *settings, con
     pool->sync_entry.cb = on_sync_timer;
     h2o_timeout_init(loop, &pool->tick_timeout, PG_TICK_MS);
     pool->tick_entry.cb = on_tick;
-    if (settings->latency_ms > 0) /* libh2o visits every timer of a loop on every pass */
-        h2o_timeout_init(loop, &pool->latency_timeout, (uint64_t)settings->latency_ms);
     for (size_t i = 0; i < pool->nconns; i++) {
         pool->conns[i].pool = pool;
         pool->conns[i].backoff_ms = PG_BACKOFF_MIN_MS;
@@ -936,7 +948,7 @@ void pg_pool_destroy(pg_pool_t *pool)
         h2o_timeout_unlink(&pool->sync_entry);
     h2o_timeout_dispose(pool->loop, &pool->sync_timeout);
     h2o_timeout_dispose(pool->loop, &pool->tick_timeout);
-    if (pool->settings.latency_ms > 0)
+    if (pool->latency_timer_on)
         h2o_timeout_dispose(pool->loop, &pool->latency_timeout);
     free(pool->conns);
     free(pool);
@@ -949,8 +961,9 @@ void pg_query(pg_pool_t *pool, request_t *rq, const pg_statement_t *stmt, const 
         return;
     }
     pg_entry_t *e = entry_new(stmt, values, rq, cb);
-    if (pool->settings.latency_ms > 0)
-        hold(pool, e);
+    int ms = flags_live_read(pool->settings.latency_ms);
+    if (ms > 0)
+        hold(pool, e, ms);
     else
         submit(pool, e);
 }

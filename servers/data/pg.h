@@ -91,7 +91,8 @@ typedef struct pg_settings {
     int conns;
     int sync;       /* --db-mode sync */
     int timeout_ms; /* --db-timeout */
-    int latency_ms; /* --db-latency-ms: each query is held this long before it is sent */
+    const int *latency_ms; /* the live --db-latency-ms (flags_live_read): each query is held this long
+                            * before it is sent */
 } pg_settings_t;
 
 typedef struct pg_pool pg_pool_t;

@@ -222,6 +222,27 @@ class LiveFlags(unittest.TestCase):
             self.assertIsNotNone(took)
             self.assertLess(took, 1.0)
 
+    def test_db_latency_both_db_modes(self):
+        url = pgtest.fresh_database(self)
+        migrate_and_seed(url, "tiny")
+
+        def median_ms(a):
+            times = []
+            for _ in range(3):
+                t0 = time.monotonic()
+                self.assertEqual(a.srv.request("GET", "/api/tags")[0], 200)  # one query
+                times.append((time.monotonic() - t0) * 1000)
+            return sorted(times)[1]
+        for mode in ("async", "sync"):
+            with self.subTest(mode=mode), Admin(db_url=url, extra=["--db-mode", mode]) as a:
+                self.assertLess(median_ms(a), 150)
+                self.assertEqual(a.call("PUT", "/admin/flags/db-latency-ms", {"value": 300})[0], 200)
+                held = median_ms(a)
+                self.assertGreaterEqual(held, 300)
+                self.assertLess(held, 300 * 1.1 + 50, "the round trip is one query's")
+                self.assertEqual(a.call("PUT", "/admin/flags/db-latency-ms", {"value": 0})[0], 200)
+                self.assertLess(median_ms(a), 150)
+
     def test_keepalive_timeout_reaches_idle_connections(self):
         with Admin() as a:
             s = socket.create_connection(("127.0.0.1", a.srv.port), timeout=10)
