@@ -27,7 +27,7 @@ from locust.runners import MasterRunner, WorkerRunner
 from sutlab_options import opt
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from lib import metrics, stats  # noqa: E402
+from sutlab_lab import metrics, stats  # noqa: E402
 
 log = logging.getLogger("sutlab")
 

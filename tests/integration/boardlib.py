@@ -23,18 +23,15 @@ import hashlib
 import http.client
 import itertools
 import json
-import os
 import re
 import subprocess
-import sys
 import threading
 import unittest
 import urllib.parse
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import FreshDatabase, psql, rows, scalar  # noqa: E402
-from sutlab_testlib import (  # noqa: E402
+from pgtest import FreshDatabase, psql, rows, scalar
+from sutlab_testlib import (
     Server, clean_env, media_type, release_class, start_class_server, stop_class_server, sutlab_bin,
 )
 

@@ -9,7 +9,7 @@ Environment:
   SUTLAB_BIN          path to the sutlab binary (required)
   SUTLAB_SOURCE_ROOT  repository top (defaults to two levels above this file)
 
-The server process, ports, environment and the /metrics parser come from loadscripts/lib, the
+The server process, ports, environment and the /metrics parser come from loadscripts/sutlab_lab, the
 library the load tools use too; they are importable from here as before.
 """
 
@@ -29,9 +29,9 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "loadscripts"))
-from lib.metrics import Metrics, MetricsFormatError, parse_float, parse_metrics  # noqa: E402,F401
-from lib.procs import clean_env, free_port, port_is_free  # noqa: E402,F401
-from lib.server import ServerProcess, ServerStartError  # noqa: E402,F401
+from sutlab_lab.metrics import Metrics, MetricsFormatError, parse_float, parse_metrics  # noqa: E402,F401
+from sutlab_lab.procs import clean_env, free_port, port_is_free  # noqa: E402,F401
+from sutlab_lab.server import ServerProcess, ServerStartError  # noqa: E402,F401
 
 
 def source_root():

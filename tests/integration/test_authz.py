@@ -20,13 +20,11 @@ Contracts: docs/board-api.md "Authentication", README.md (errors), shared/spec/a
 
 import json
 import os
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boardlib import BCRYPT_COST, FIXTURE_PASSWORD, TOKEN_RE, BoardCase, q, token_hash_hex  # noqa: E402
-from sutlab_testlib import (  # noqa: E402
+from boardlib import BCRYPT_COST, FIXTURE_PASSWORD, TOKEN_RE, BoardCase, q, token_hash_hex
+from sutlab_testlib import (
     NoResponse, RawConn, Server, build_request, source_root, start_class_server, stop_class_server,
 )
 

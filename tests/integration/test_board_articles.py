@@ -7,13 +7,10 @@ filters; off = offset + returned + (1 if a further row exists)). State is checke
 """
 
 import datetime
-import os
-import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boardlib import (  # noqa: E402
+from boardlib import (
     ARTICLE, BoardCase, check_article, check_schema, q, slug_base, sql_lit, unique,
 )
 

@@ -9,12 +9,9 @@ Each case runs in four configurations: --db-mode async and sync, with and withou
 docs/board-api.md; expected values come from them and from psql, never from an earlier answer.
 """
 
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boardlib import (  # noqa: E402
+from boardlib import (
     ARTICLE, TOKEN_RE, USER, BoardCase, check_article, check_schema, q, sql_lit, unique,
 )
 

@@ -11,14 +11,11 @@ duplicate keys, nesting deeper than 2,048; 413 over 1 MiB; 415 not JSON; 422 val
 shared/spec/api.md ("never a 500 for anything a client can send").
 """
 
-import os
-import sys
 import threading
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boardlib import MiB, BoardCase, Resp, q, sql_lit, unique  # noqa: E402
-from sutlab_testlib import build_request  # noqa: E402
+from boardlib import MiB, BoardCase, Resp, q, sql_lit, unique
+from sutlab_testlib import build_request
 
 INJECTIONS = ("' OR 1=1 --", '"; DROP TABLE users; --', "'; DELETE FROM articles; --", "1) OR (1=1",
               "%", "_", "\\", "' UNION SELECT password_hash FROM users --", "$1", "::text")

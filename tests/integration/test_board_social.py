@@ -6,12 +6,9 @@ comments, tags (realworld-openapi.yml /profiles, /articles/{slug}/favorite, /art
 
 import http.client
 import json
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boardlib import (  # noqa: E402
+from boardlib import (
     COMMENT, PROFILE, BoardCase, check_article, check_schema, q, run_threads, unique,
 )
 

@@ -6,12 +6,9 @@ Contracts: shared/spec/realworld-openapi.yml (v2.0.0), shared/spec/api.md (board
 docs/board-api.md (authoritative where the spec is open). State is checked with psql.
 """
 
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from boardlib import (  # noqa: E402
+from boardlib import (
     BCRYPT_COST, FIXTURE_PASSWORD, TOKEN_RE, USER, BoardCase, check_schema, q, sql_lit, token_hash_hex,
     unique,
 )

@@ -23,15 +23,13 @@ classes use them too, which is fine because integration tests never run side by 
 import json
 import os
 import re
-import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import psql, scalar  # noqa: E402
-from sutlab_testlib import Server, build_request, free_port, port_is_free, run_cli  # noqa: E402
-from test_data_faults import redis_paused, redis_ping, redis_start, redis_stop  # noqa: E402
-from test_delivery import CACHE_KEY, Env, auth, db_listing, make_session, redis_cli, server_timing  # noqa: E402
+from pgtest import psql, scalar
+from sutlab_testlib import Server, build_request, free_port, port_is_free, run_cli
+from test_data_faults import redis_paused, redis_ping, redis_start, redis_stop
+from test_delivery import CACHE_KEY, Env, auth, db_listing, make_session, redis_cli, server_timing
 
 WARM_WITHIN = 5.0          # tracking set up after a start or a reconnect: local hits begin
 INVALIDATION_WITHIN = 0.2  # another Redis client's change reaches the copy (asynchronous)

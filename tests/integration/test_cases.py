@@ -13,13 +13,11 @@ and the direction holds where the margin is wide:
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import browser  # noqa: E402
-from sutlab_testlib import free_port, source_root, sutlab_bin  # noqa: E402
+import browser
+from sutlab_testlib import free_port, source_root, sutlab_bin
 
 CASE = os.path.join(source_root(), "loadscripts", "case")
 

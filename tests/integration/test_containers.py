@@ -35,11 +35,10 @@ import time
 import unittest
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import port_is_free, source_root  # noqa: E402
-from lib.parsers import parse_wrk  # noqa: E402
+from sutlab_testlib import port_is_free, source_root
+from sutlab_lab.parsers import parse_wrk
 # cleanups run even when meson's timeout terminates the run (test_infra's SIGTERM/SIGINT handler)
-from test_infra import _EMERGENCY  # noqa: E402
+from test_infra import _EMERGENCY
 
 ROOT = source_root()
 LAB = os.path.join(ROOT, "infra", "lab")

@@ -11,15 +11,13 @@ import calendar
 import gzip
 import json
 import os
-import sys
 import tempfile
 import threading
 import time
 import unittest
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import (  # noqa: E402
+from sutlab_testlib import (
     NoResponse, RawConn, Server, build_request, header_tokens, media_type, parse_http_date,
     parse_metrics, server_timing_app_dur, source_root, start_class_server, stop_class_server,
 )

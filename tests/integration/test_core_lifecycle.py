@@ -17,8 +17,7 @@ import time
 import unittest
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import (  # noqa: E402
+from sutlab_testlib import (
     IncompleteResponse, MalformedResponse, NoResponse, RawConn, Server, build_request, free_port,
     assert_usage_error, header_tokens, port_is_free, run_cli,
 )

@@ -9,15 +9,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 import unittest
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import (  # noqa: E402
+from sutlab_testlib import (
     Server, build_request, check_histograms, content_type_params, media_type, parse_float, parse_metrics, run_cli,
     start_class_server, stop_class_server,
 )

@@ -14,14 +14,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import FreshDatabase, server_url  # noqa: E402
-from sutlab_testlib import source_root, sutlab_bin  # noqa: E402
-from lib import callgrind  # noqa: E402  (sutlab_testlib put loadscripts on the path)
+from pgtest import FreshDatabase, server_url
+from sutlab_testlib import source_root, sutlab_bin
+from sutlab_lab import callgrind  # noqa: I100  (loadscripts/ is on the path through sutlab_testlib)
 
 BENCH = os.path.join(source_root(), "loadscripts", "bench")
 N = 300

@@ -19,14 +19,12 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import PSQL, psql, scalar  # noqa: E402
-from test_delivery import (CACHE_KEY, Env, assert_error, auth, db_categories, db_listing,  # noqa: E402
+from pgtest import PSQL, psql, scalar
+from test_delivery import (CACHE_KEY, Env, assert_error, auth, db_categories, db_listing,
                            json_headers, make_session, redis_cli, redis_port, scrape)
 
 DB_TIMEOUT_MS = 1000

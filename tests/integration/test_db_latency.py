@@ -9,16 +9,13 @@ a timer, so they overlap. The wait counts in db_query_duration_seconds and the S
 entry, not in db_pool_wait_seconds.
 """
 
-import os
 import re
-import sys
 import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import assert_usage_error  # noqa: E402
-from test_delivery import Env  # noqa: E402
+from sutlab_testlib import assert_usage_error
+from test_delivery import Env
 
 LATENCY_MS = 100
 CONCURRENT = 6

@@ -14,9 +14,8 @@ import time
 import unittest
 import warnings
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import PSQL as PSQL_BIN, fresh_database, psql, rows, scalar  # noqa: E402
-from sutlab_testlib import clean_env, source_root, sutlab_bin  # noqa: E402
+from pgtest import PSQL as PSQL_BIN, fresh_database, psql, rows, scalar
+from sutlab_testlib import clean_env, source_root, sutlab_bin
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)

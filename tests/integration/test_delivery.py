@@ -14,15 +14,13 @@ import json
 import os
 import re
 import subprocess
-import sys
 import threading
 import time
 import unittest
 import urllib.parse
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import FreshDatabase, psql, scalar, server_url  # noqa: E402
-from sutlab_testlib import (Metrics, Server, build_request, check_histograms, media_type,  # noqa: E402
+from pgtest import FreshDatabase, psql, scalar, server_url
+from sutlab_testlib import (Metrics, Server, build_request, check_histograms, media_type,
                             migrate_and_seed, parse_float, stop_class_server)
 
 CLIENT_TIMEOUT = 5.0

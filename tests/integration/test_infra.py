@@ -37,15 +37,13 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import FreshDatabase, fresh_database, server_url  # noqa: E402
-from sutlab_testlib import SANITIZER_MARKERS, Server, free_port, port_is_free, sutlab_bin, source_root  # noqa: E402
+from pgtest import FreshDatabase, fresh_database, server_url
+from sutlab_testlib import SANITIZER_MARKERS, Server, free_port, port_is_free, sutlab_bin, source_root
 
 ROOT = source_root()
 LAB = os.path.join(ROOT, "infra", "lab")

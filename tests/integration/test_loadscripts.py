@@ -14,13 +14,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import FreshDatabase, server_url  # noqa: E402
-from sutlab_testlib import (SANITIZER_MARKERS, Server, clean_env, free_port, migrate_and_seed,  # noqa: E402
+from pgtest import FreshDatabase, server_url
+from sutlab_testlib import (SANITIZER_MARKERS, Server, clean_env, free_port, migrate_and_seed,
                             port_is_free, source_root, stop_class_server, sutlab_bin)
 
 PYTHON = "/usr/bin/python3"

@@ -24,14 +24,12 @@ traversal (test_core_http.py).
 import json
 import os
 import socket
-import sys
 import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import FreshDatabase, psql, scalar  # noqa: E402
-from sutlab_testlib import (IncompleteResponse, MalformedResponse, NoResponse, RawConn, Server,  # noqa: E402
+from pgtest import FreshDatabase, psql, scalar
+from sutlab_testlib import (IncompleteResponse, MalformedResponse, NoResponse, RawConn, Server,
                             media_type, migrate_and_seed, release_class, stop_class_server)
 
 REQ_TIMEOUT = 2  # --keepalive-timeout: also the time a client has to send a whole request

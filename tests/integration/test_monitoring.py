@@ -27,7 +27,6 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 import tempfile
 import signal
 import time
@@ -36,9 +35,8 @@ import uuid
 import urllib.parse
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import fresh_database  # noqa: E402
-from sutlab_testlib import port_is_free, sutlab_bin, source_root  # noqa: E402
+from pgtest import fresh_database
+from sutlab_testlib import port_is_free, sutlab_bin, source_root
 
 ROOT = source_root()
 LAB = os.path.join(ROOT, "infra", "lab")

@@ -22,9 +22,8 @@ import time
 import unittest
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import FreshDatabase, scalar  # noqa: E402
-from sutlab_testlib import (IncompleteResponse, NoResponse, RawConn, Server, build_request,  # noqa: E402
+from pgtest import FreshDatabase, scalar
+from sutlab_testlib import (IncompleteResponse, NoResponse, RawConn, Server, build_request,
                             migrate_and_seed, parse_metrics, release_class, stop_class_server)
 
 DURATION = float(os.environ.get("SUTLAB_MULTIWORKER_SECONDS", "6"))

@@ -23,9 +23,8 @@ import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgtest import FreshDatabase  # noqa: E402
-from sutlab_testlib import Server, migrate_and_seed, start_class_server, stop_class_server  # noqa: E402
+from pgtest import FreshDatabase
+from sutlab_testlib import Server, migrate_and_seed, start_class_server, stop_class_server
 
 N_CONNECTIONS = int(os.environ.get("SUTLAB_TEST_CONNECTIONS", "10000"))
 RSS_BOUND_MB = 500

@@ -18,13 +18,11 @@ import shutil
 import socket
 import struct
 import subprocess
-import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import source_root  # noqa: E402
-from test_delivery import Env  # noqa: E402
+from sutlab_testlib import source_root
+from test_delivery import Env
 
 REDIS_DB = 6
 BATCH = 16

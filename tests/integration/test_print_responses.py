@@ -17,13 +17,11 @@ import datetime
 import os
 import re
 import shutil
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import Server, start_class_server, stop_class_server  # noqa: E402
-from test_loadscripts import LOADSCRIPTS, LOCUST, ensure_locust, run, tool_env  # noqa: E402
+from sutlab_testlib import Server, start_class_server, stop_class_server
+from test_loadscripts import LOADSCRIPTS, LOCUST, ensure_locust, run, tool_env
 
 NO_DB = ["--db-url", "postgresql://nobody@127.0.0.1:1/none"]  # refused at once, never used
 LOCUSTFILE = os.path.join(LOADSCRIPTS, "locust", "locustfile.py")

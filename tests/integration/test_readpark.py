@@ -16,14 +16,12 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import test_tls  # noqa: E402
-from test_delivery import Env  # noqa: E402
-from test_tls import raw_conn_on  # noqa: E402
+import test_tls
+from test_delivery import Env
+from test_tls import raw_conn_on
 
 LATENCY_MS = 300
 REDIS_DB = 6

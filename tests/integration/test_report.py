@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""report.html (loadscripts/lib/htmlreport.py) of real runs of steps, spray and flip, opened in
+"""report.html (loadscripts/sutlab_lab/htmlreport.py) of real runs of steps, spray and flip, opened in
 Debian's headless Chromium (browser.py): it rendered (its tables in the DOM, every image with a
 size, a screenshot), its console shows no error, and no request left the page. The same check
 fails on a page with a broken image or an external URL."""
@@ -9,13 +9,11 @@ import re
 import shutil
 import struct
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import browser  # noqa: E402
-from sutlab_testlib import Server, clean_env, free_port, source_root, sutlab_bin  # noqa: E402
+import browser
+from sutlab_testlib import Server, clean_env, free_port, source_root, sutlab_bin
 
 LOADSCRIPTS = os.path.join(source_root(), "loadscripts")
 NO_DB = ["--db-url", "postgresql://127.0.0.1:1/none"]
@@ -132,8 +130,7 @@ class TheCheckCanFail(unittest.TestCase):
         return self.browser.open(path)
 
     def report(self):
-        sys.path.insert(0, LOADSCRIPTS)
-        from lib import htmlreport
+        from sutlab_lab import htmlreport  # loadscripts/ is on the path through sutlab_testlib
         r = htmlreport.Report("steps", "a page")
         r.add_markdown("t", "| a | b |\n|---|---|\n| 1 | 2 |")
         png = os.path.join(self.tmp, "one.png")

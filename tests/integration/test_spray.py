@@ -11,14 +11,12 @@ hold a thread (the server cannot tell), as in the write-up's Future.
 import json
 import os
 import subprocess
-import sys
 import threading
 import time
 import unittest
 import uuid
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import Server, source_root, sutlab_bin  # noqa: E402
+from sutlab_testlib import Server, source_root, sutlab_bin
 
 NO_DB = ["--db-url", "postgresql://nobody@127.0.0.1:1/none"]
 SPRAY = os.path.join(source_root(), "loadscripts", "spray")

@@ -18,13 +18,11 @@ showing it); on a quiet machine every verdict is exact.
 import csv
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import Server, clean_env, source_root  # noqa: E402
-from lib import verdict  # noqa: E402,I100  (loadscripts/lib, on the path through sutlab_testlib)
+from sutlab_testlib import Server, clean_env, source_root
+from sutlab_lab import verdict  # noqa: I100  (loadscripts/ is on the path through sutlab_testlib)
 
 STEPS = os.path.join(source_root(), "loadscripts", "steps")
 SLOW_LUA = os.path.join(source_root(), "tests", "data", "slow_client.lua")
@@ -181,7 +179,7 @@ class LoadTier(unittest.TestCase):
 
 
 class Thresholds(unittest.TestCase):
-    """--fail-if on a real run (lib/thresholds.py): each form met (exit 0 and one line), then
+    """--fail-if on a real run (sutlab_lab/thresholds.py): each form met (exit 0 and one line), then
     violated (exit 1, one line per threshold and level, naming the measured value)."""
 
     def gate(self, exprs):

@@ -14,13 +14,11 @@ import signal
 import socket
 import ssl
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import (  # noqa: E402
+from sutlab_testlib import (
     RawConn, Server, assert_usage_error, build_request, free_port, header_tokens, source_root,
     start_class_server, stop_class_server, sutlab_bin,
 )

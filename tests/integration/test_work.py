@@ -14,14 +14,12 @@ import os
 import re
 import signal
 import socket
-import sys
 import tempfile
 import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sutlab_testlib import (Server, assert_usage_error, build_request, media_type,  # noqa: E402
+from sutlab_testlib import (Server, assert_usage_error, build_request, media_type,
                             start_class_server, stop_class_server)
 
 NO_DB = ["--db-url", "postgresql://nobody@127.0.0.1:1/none"]  # refused at once, never used

@@ -1,8 +1,8 @@
 """What the tests of the case modules (test_case_*.py) share: a measured row shaped as steps.csv
 gives it, and the check that each counted figure, missed alone, gives "partly reproduced" naming it."""
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib.cases import checks  # noqa: E402,I100
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab.cases import checks  # noqa: E402,I100
 
 CAPACITY = {"web": 2.0, "db": 2.0, "load": 1.0}  # cores: --workers 2, PostgreSQL on both, one load thread
 

@@ -1,13 +1,13 @@
-"""lib/callgrind.py on a callgrind file written by hand (tests/data/callgrind/hand.callgrind), whose
+"""sutlab_lab/callgrind.py on a callgrind file written by hand (tests/data/callgrind/hand.callgrind), whose
 totals are worked out below; and the cost suite's pure parts on top of it (objects to columns,
 strace -c's table, the kinds)."""
 
 import os
 import unittest
 
-from toolstest import ROOT  # first: it puts loadscripts/lib on the path
-from lib import callgrind  # noqa: I100
-from lib.bench import cost
+from toolstest import ROOT  # first: it puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab import callgrind  # noqa: I100
+from sutlab_lab.bench import cost
 
 HAND = os.path.join(ROOT, "tests", "data", "callgrind", "hand.callgrind")
 EXE = "/opt/x/sutlab"

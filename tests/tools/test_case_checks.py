@@ -1,10 +1,10 @@
-"""The rules every case's checks follow (loadscripts/lib/cases/checks.py): bands bounded on both
+"""The rules every case's checks follow (loadscripts/sutlab_lab/cases/checks.py): bands bounded on both
 sides, set figures not counted, and the three verdicts."""
 
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib.cases import checks  # noqa: E402,I100
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab.cases import checks  # noqa: E402,I100
 
 
 class Bands(unittest.TestCase):

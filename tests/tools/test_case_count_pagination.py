@@ -1,4 +1,4 @@
-"""loadscripts/lib/cases/count_pagination.py's checks, on measured tables shaped as its run() gives
+"""loadscripts/sutlab_lab/cases/count_pagination.py's checks, on measured tables shaped as its run() gives
 them ({"on": rows, "off": rows}, rows as steps.csv gives them): every figure of the write-up's at
 both levels matching gives "reproduced"; the count making no difference, or another tier limiting,
 "not reproduced"; each figure missing alone, "partly reproduced" naming it. Each test fails if its
@@ -6,9 +6,9 @@ check is loosened to always-true."""
 
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
 from casetest import assert_each_miss_alone, row  # noqa: E402,I100
-from lib.cases import checks, count_pagination  # noqa: E402
+from sutlab_lab.cases import checks, count_pagination  # noqa: E402
 
 # (side, level): the write-up's figures (000 L168-L169, L180-L181) as a run could measure them:
 # req/s scaled to the lab's, the ratios, mean ms and CPU shares inside their bands

@@ -1,11 +1,11 @@
-"""loadscripts/lib/cases/gzip.py's checks on measured tables shaped as steps.csv gives them: the
+"""loadscripts/sutlab_lab/cases/gzip.py's checks on measured tables shaped as steps.csv gives them: the
 write-up gives no figure, so its one counted check is the direction, and the on / off ratio the
 bandwidth cap sets is shown, not counted."""
 
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib.cases import checks, gzip  # noqa: E402,I100
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab.cases import checks, gzip  # noqa: E402,I100
 
 
 def rows(*pairs, **extra):

@@ -1,12 +1,12 @@
-"""loadscripts/lib/cases/keepalive.py: its checks against the HAProxy sizing write-up's figures
+"""loadscripts/sutlab_lab/cases/keepalive.py: its checks against the HAProxy sizing write-up's figures
 (002 L61, L37, L41, L29), fed measured tables shaped as steps.csv gives them. Each check must be
 able to fail: a table where keep-alive made no difference, tables where the load tool (or another
 tier) limits, and one where only the ratio misses."""
 
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib.cases import checks, keepalive  # noqa: E402,I100
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab.cases import checks, keepalive  # noqa: E402,I100
 
 
 def rows(pairs, verdict="web"):

@@ -1,4 +1,4 @@
-"""loadscripts/lib/cases/missing_index.py's checks, on measured tables shaped as its run() gives
+"""loadscripts/sutlab_lab/cases/missing_index.py's checks, on measured tables shaped as its run() gives
 them ({"with": rows, "without": rows}, one row a round, as steps.csv gives it): the write-up's
 figures matching in every round give "reproduced"; the index making no difference, or hurting in
 one round, "not reproduced"; each figure missing alone, "partly reproduced" naming it; one round
@@ -7,9 +7,9 @@ always-true."""
 
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
 from casetest import assert_each_miss_alone, row  # noqa: E402,I100
-from lib.cases import checks, missing_index  # noqa: E402
+from sutlab_lab.cases import checks, missing_index  # noqa: E402
 
 # the write-up's figures (000 L181 without the index, L186 with it) as three rounds could measure
 # them: req/s scaled to the lab's, ratios and CPU shares inside their bands, a little noise

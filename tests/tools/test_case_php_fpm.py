@@ -1,11 +1,11 @@
-"""loadscripts/lib/cases/php_fpm.py's checks on measured tables shaped as steps.csv gives them:
+"""loadscripts/sutlab_lab/cases/php_fpm.py's checks on measured tables shaped as steps.csv gives them:
 every figure the knobs set is shown and not counted, and each counted check can fail."""
 
 import copy
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib.cases import checks, php_fpm  # noqa: E402,I100
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab.cases import checks, php_fpm  # noqa: E402,I100
 
 # show_articles at 64 connections, one step per number of children: req/s, web CPU % of the core,
 # the step's verdict; near the write-up's best rows (63, 99, 120, 125, 130 rps)

@@ -1,12 +1,12 @@
-"""loadscripts/lib/cases/redis_cache.py: its checks against the make-delivery write-up's figures
+"""loadscripts/sutlab_lab/cases/redis_cache.py: its checks against the make-delivery write-up's figures
 (001 L47, L53), fed measured tables shaped as steps.csv gives them. Each check must be able to
 fail: a table where the cache made no difference, one where the wrong tier limits, and one per
 figure where only that figure misses."""
 
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib.cases import checks, redis_cache  # noqa: E402,I100
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab.cases import checks, redis_cache  # noqa: E402,I100
 
 
 def rows(pairs, top_verdict="web"):

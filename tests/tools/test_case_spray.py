@@ -1,4 +1,4 @@
-"""loadscripts/lib/cases/spray.py's checks against the spray write-up's figures (003 L2-L30), on
+"""loadscripts/sutlab_lab/cases/spray.py's checks against the spray write-up's figures (003 L2-L30), on
 rows shaped as steps.csv gives them: every figure matching is "reproduced"; the Future no better
 than blocking, or another tier limiting, is "not reproduced"; each figure missed alone is
 "partly reproduced" naming it, so loosening any check to always-true fails a test here."""
@@ -6,8 +6,8 @@ than blocking, or another tier limiting, is "not reproduced"; each figure missed
 import copy
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib.cases import checks, spray  # noqa: E402,I100
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab.cases import checks, spray  # noqa: E402,I100
 
 
 def matching():

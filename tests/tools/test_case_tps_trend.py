@@ -1,4 +1,4 @@
-"""loadscripts/lib/cases/tps_trend.py's checks against the TPS-trend write-up's figures (004
+"""loadscripts/sutlab_lab/cases/tps_trend.py's checks against the TPS-trend write-up's figures (004
 L52-L79), on rows shaped as steps.csv gives them: every figure matching is "reproduced"; printing
 that costs nothing, or another tier limiting while printing, is "not reproduced"; each figure
 missed alone is "partly reproduced" naming it, so loosening any check to always-true fails a test
@@ -7,8 +7,8 @@ here."""
 import copy
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib.cases import checks, tps_trend  # noqa: E402,I100
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab.cases import checks, tps_trend  # noqa: E402,I100
 
 LEVELS = (1, 2, 5, 10, 25, 50, 100)
 

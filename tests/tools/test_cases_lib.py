@@ -1,11 +1,11 @@
-"""loadscripts/lib/cases: each case's checks against the write-up's figures, on rows shaped as
+"""loadscripts/sutlab_lab/cases: each case's checks against the write-up's figures, on rows shaped as
 steps.csv gives them; the index list read from `sutlab db indexes status`; the verdict line."""
 
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib.cases import (CASES, PLANNED, checks, common, keepalive, missing_index, spray,  # noqa: E402,I100
-                       tps_trend)
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab.cases import (CASES, PLANNED, checks, common, keepalive, missing_index, spray,  # noqa: E402,I100
+                              tps_trend)
 
 
 def rows(*pairs, **extra):

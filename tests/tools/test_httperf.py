@@ -1,10 +1,10 @@
-"""loadscripts/lib/httperf.py on reports captured from real httperf runs here
+"""loadscripts/sutlab_lab/httperf.py on reports captured from real httperf runs here
 (tests/data/loadtools/httperf_*.txt: a clean run, client timeouts, refused connections, 404s)."""
 
 import unittest
 
-from toolstest import read  # first: it puts loadscripts/lib on the path
-from lib import httperf, spray  # noqa: I100
+from toolstest import read  # first: it puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab import httperf, spray  # noqa: I100
 
 
 def report(name):
@@ -62,7 +62,7 @@ class Parse(unittest.TestCase):
 
 
 class Spray(unittest.TestCase):
-    """lib/spray.py: httperf's reports added up and read as vegeta reports them."""
+    """sutlab_lab/spray.py: httperf's reports added up and read as vegeta reports them."""
 
     def test_processes_keep_each_under_fd_setsize(self):
         self.assertEqual(spray.processes_for(10, 10), 1)

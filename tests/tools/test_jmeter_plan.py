@@ -14,9 +14,9 @@ import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
-import toolstest  # noqa: F401  (first: it puts loadscripts/lib on the path)
-from lib import procs  # noqa: I100
-from lib.server import ServerProcess
+import toolstest  # noqa: F401  (first: it puts loadscripts/ on the path, for package sutlab_lab)
+from sutlab_lab import procs  # noqa: I100
+from sutlab_lab.server import ServerProcess
 
 PLAN = os.path.join(toolstest.ROOT, "loadscripts", "jmeter", "rpc_echo.jmx")
 RUN = os.path.join(toolstest.ROOT, "loadscripts", "jmeter", "run")

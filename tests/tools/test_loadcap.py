@@ -1,10 +1,10 @@
-"""A load tool's capacity from its command line (loadscripts/lib/loadcap.py), for every tool the
+"""A load tool's capacity from its command line (loadscripts/sutlab_lab/loadcap.py), for every tool the
 lab runs: the cores it was told to use, not the threads that happened to run."""
 
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib/ on the path
-from lib import loadcap  # noqa: E402,I100
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab import loadcap  # noqa: E402,I100
 
 
 class Declared(unittest.TestCase):

@@ -1,12 +1,12 @@
-"""The command lines loadscripts/steps runs (loadscripts/lib/loads.py): what each tool is told."""
+"""The command lines loadscripts/steps runs (loadscripts/sutlab_lab/loads.py): what each tool is told."""
 
 import os
 import shutil
 import tempfile
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib import loads  # noqa: E402,I100
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab import loads  # noqa: E402,I100
 
 
 class Commands(unittest.TestCase):

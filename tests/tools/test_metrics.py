@@ -6,8 +6,8 @@ import math
 import threading
 import unittest
 
-from toolstest import read  # first: it puts loadscripts/lib on the path
-from lib import metrics, procs  # noqa: I100
+from toolstest import read  # first: it puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab import metrics, procs  # noqa: I100
 
 SCRAPE = read("metrics.txt")
 

@@ -1,11 +1,11 @@
-"""Every parser of loadscripts/lib on what the tools really printed (tests/data/loadtools, made
+"""Every parser of loadscripts/sutlab_lab on what the tools really printed (tests/data/loadtools, made
 by its `capture` script): a clean run, and runs with errors, timeouts and non-2xx responses. The
 expected figures are read off the files."""
 
 import unittest
 
-from toolstest import data, read  # first: it puts loadscripts/lib on the path
-from lib import parsers  # noqa: I100
+from toolstest import data, read  # first: it puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab import parsers  # noqa: I100
 
 
 class Wrk(unittest.TestCase):

@@ -11,9 +11,9 @@ import threading
 import time
 import unittest
 
-import toolstest  # noqa: F401  (first: it puts loadscripts/lib on the path)
-from lib import client, procs, server, tiers, tools  # noqa: I100
-from lib.errors import RunError
+import toolstest  # noqa: F401  (first: it puts loadscripts/ on the path, for package sutlab_lab)
+from sutlab_lab import client, procs, server, tiers, tools  # noqa: I100
+from sutlab_lab.errors import RunError
 
 PYTHON = sys.executable
 # a server that answers 200 on every path, chunked on /chunked, and says when it stops

@@ -1,4 +1,4 @@
-"""Progress lines (loadscripts/lib/progress.py): plain lines every few seconds in a log, one line
+"""Progress lines (loadscripts/sutlab_lab/progress.py): plain lines every few seconds in a log, one line
 rewritten in place on a terminal, the server's req/s and errors from /metrics, an httperf run's
 replies from its output."""
 
@@ -10,8 +10,8 @@ import threading
 import time
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib import progress  # noqa: E402,I100
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab import progress  # noqa: E402,I100
 
 
 class Stream(io.StringIO):

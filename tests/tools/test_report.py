@@ -3,8 +3,8 @@ alternated rounds."""
 
 import unittest
 
-import toolstest  # noqa: F401  (first: it puts loadscripts/lib on the path)
-from lib import driver, report  # noqa: I100
+import toolstest  # noqa: F401  (first: it puts loadscripts/ on the path, for package sutlab_lab)
+from sutlab_lab import driver, report  # noqa: I100
 
 
 class Fmt(unittest.TestCase):

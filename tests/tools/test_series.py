@@ -6,8 +6,8 @@ import shutil
 import tempfile
 import unittest
 
-from toolstest import data  # first: it puts loadscripts/lib on the path
-from lib import series  # noqa: I100
+from toolstest import data  # first: it puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab import series  # noqa: I100
 
 
 class Sniff(unittest.TestCase):

@@ -3,8 +3,8 @@
 import random
 import unittest
 
-import toolstest  # noqa: F401  (first: it puts loadscripts/lib on the path)
-from lib import stats  # noqa: I100
+import toolstest  # noqa: F401  (first: it puts loadscripts/ on the path, for package sutlab_lab)
+from sutlab_lab import stats  # noqa: I100
 
 # (n, q) -> the rank (1-based) of the q-th percentile: ceil(q/100 * n), q = 100 the last
 RANKS = {

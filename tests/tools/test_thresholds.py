@@ -1,10 +1,10 @@
-"""--fail-if (loadscripts/lib/thresholds.py): every form of EXPR parsed or refused, each scope
+"""--fail-if (loadscripts/sutlab_lab/thresholds.py): every form of EXPR parsed or refused, each scope
 read on the right figures, and what a violated threshold prints."""
 
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib import stepped, thresholds  # noqa: E402,I100
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab import stepped, thresholds  # noqa: E402,I100
 
 
 def parse(text):

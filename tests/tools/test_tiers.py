@@ -1,4 +1,4 @@
-"""The per-tier sampler of loadscripts/lib/tiers.py against processes that burn a known amount of
+"""The per-tier sampler of loadscripts/sutlab_lab/tiers.py against processes that burn a known amount of
 their own CPU (time.process_time), so the check holds however busy the machine is."""
 
 import os
@@ -8,8 +8,8 @@ import tempfile
 import time
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib import tiers  # noqa: E402,I100
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab import tiers  # noqa: E402,I100
 
 PY = "/usr/bin/python3"
 

@@ -1,10 +1,10 @@
-"""The verdict rules of loadscripts/lib/verdict.py on rows recorded from real steps (values as the
+"""The verdict rules of loadscripts/sutlab_lab/verdict.py on rows recorded from real steps (values as the
 sampler reported them on this machine), one per conclusion the write-ups drew."""
 
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/lib on the path
-from lib import verdict  # noqa: E402,I100
+import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+from sutlab_lab import verdict  # noqa: E402,I100
 
 
 def row(level, rps, send_q=0, **busy):

@@ -1,4 +1,4 @@
-"""What the tests of loadscripts/lib share: the library on sys.path, the captured tool outputs."""
+"""What the tests of loadscripts/sutlab_lab share: the library on sys.path, the captured tool outputs."""
 
 import os
 import sys

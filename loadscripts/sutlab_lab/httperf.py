@@ -3,7 +3,7 @@ answered, as vegeta's -rate does), and its report parsed.
 
 httperf is select()-based and polls its timers: it shows as busy on its core whatever the rate, so
 its CPU says nothing about saturation. What does is the arrivals it could not send (fd-unavail:
-more connections in flight than select() holds). loadscripts/spray (lib/spray.py) runs it.
+more connections in flight than select() holds). loadscripts/spray (sutlab_lab/spray.py) runs it.
 """
 
 import re

@@ -124,7 +124,7 @@ def run(load, levels, roots, duration, warmup, out_dir, scrape=None, progress=pr
 # -- thresholds ----------------------------------------------------------------------------------
 
 def subjects(rows, duration):
-    """What --fail-if reads (lib/thresholds.py): {level: figures} of each row that ran, and "run":
+    """What --fail-if reads (sutlab_lab/thresholds.py): {level: figures} of each row that ran, and "run":
     req/s over the levels' seconds, errors over all their requests, the worst level's latencies."""
     out, ran = {}, [r for r in rows if not r.get("failed")]
     for r in ran:

@@ -3,7 +3,7 @@ by object, and in system calls (strace), on one keep-alive connection with one w
 
 Per kind, two runs of a fresh `sutlab serve --workers 1` beside the private PostgreSQL and Redis:
   1. under `valgrind --tool=callgrind`: WARMUP requests, `callgrind_control --zero`, N requests,
-     `callgrind_control --dump`; the dump is read by lib/callgrind.py, its self cost per object
+     `callgrind_control --dump`; the dump is read by sutlab_lab/callgrind.py, its self cost per object
      divided by N;
   2. without valgrind: WARMUP requests, `strace -f -c -p PID` attached (every thread), N
      requests, strace detached; its calls divided by N.

@@ -14,7 +14,7 @@ COLUMNS = (("kb_req", 2), ("cpu_pct", 0), ("cpu_us_req", 1), ("pg_pct", 0), ("pg
 
 
 def verdicts(runs):
-    """The verdicts of a run's rounds (loadscripts/steps' rules, lib/verdict.py), the most
+    """The verdicts of a run's rounds (loadscripts/steps' rules, sutlab_lab/verdict.py), the most
     frequent first."""
     seen = [r.get("verdict") for r in runs if r.get("verdict")]
     return ", ".join(sorted(set(seen), key=lambda v: -seen.count(v))) or report.MISSING

@@ -1,4 +1,4 @@
-"""Load generator outputs -> one result shape (see lib/__init__.py): wrk (its report, or the
+"""Load generator outputs -> one result shape (see sutlab_lab/__init__.py): wrk (its report, or the
 SUTLAB_WRK line of loadscripts/wrk/*.lua), hey and ab reports, pgbench's report and
 per-transaction log, redis-benchmark --csv, and Locust's CSV files.
 
