@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Helpers shared by infra/lab and tests/harness/with-services.
+# Helpers shared by infra/lab and loadscripts/sutlab_lab/services/with-services.
 # Source it after setting ROOT (the repository top). Nothing here runs on its own.
 
 PG_BIN=/usr/lib/postgresql/15/bin

@@ -17,7 +17,8 @@ import shlex
 import sys
 import time
 
-from . import REPO, metrics, procs
+from . import REPO, metrics
+from .services import procs
 
 TEMPLATE = "report.html"
 

@@ -15,7 +15,8 @@ import os
 import re
 import shlex
 
-from . import LOADSCRIPTS, parsers, procs, report, stats
+from . import LOADSCRIPTS, parsers, report, stats
+from .services import procs
 
 TOOLS = ("ab", "hey", "wrk", "locust", "httperf")
 AB_MAX_RPS = 200000  # more than ab reaches on one core

@@ -23,7 +23,8 @@ import subprocess
 import tempfile
 import time
 
-from . import httperf, procs, progress, stats
+from . import httperf, progress, stats
+from .services import procs
 from .errors import RunError
 
 FD_BUDGET = 900  # connections one httperf process may hold: FD_SETSIZE, less its own descriptors

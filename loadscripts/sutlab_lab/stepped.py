@@ -13,7 +13,8 @@ import signal
 import subprocess
 import time
 
-from . import metrics, procs, report, tiers, verdict
+from . import metrics, report, tiers, verdict
+from .services import procs
 from . import progress as ticking
 
 CSV_COLUMNS = ("level", "rps", "success", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "errors", "verdict", "reason")

@@ -34,7 +34,8 @@ import os
 import threading
 import time
 
-from . import loadcap, procs
+from . import loadcap
+from .services import procs
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 ACTIVE_SHARE = 0.05   # a thread that used less than this share of a core did not run during the step
@@ -349,48 +350,3 @@ class Sampler:
         out["connections"] = max(conns) if conns else None
         out["loop_lag_s"] = max(lags) if lags else None
         return out
-
-
-# -- the lab's tiers ---------------------------------------------------------------------------
-
-def _pidfile(path):
-    pid = procs.read_pidfile(path)
-    return pid if pid is not None and procs.pid_alive(pid) else None
-
-
-def _tier_dir(path):
-    """The sutlab instances and the front of an `--instances`/`--netns` tier state directory."""
-    web = []
-    for name in sorted(os.listdir(path)) if os.path.isdir(path) else ():
-        if name.startswith("sutlab-") and name.endswith(".pid"):
-            pid = _pidfile(os.path.join(path, name))
-            if pid:
-                web.append(pid)
-    lb = _pidfile(os.path.join(path, "lb.pid"))
-    return web, [lb] if lb else []
-
-
-def lab_roots(var):
-    """{tier: [pid, ...]} of the lab whose state is under `var` (the checkout's var/): the scaled
-    lab (var/scale), else the netns lab (var/netns), else the single server; PostgreSQL's
-    postmaster and Redis from their own directories. Tiers that do not run are left out, so an
-    empty dict means no lab."""
-    roots = {}
-    web, lb = _tier_dir(os.path.join(var, "scale"))
-    home = var
-    if not web and os.path.exists(os.path.join(var, "netns", "netns.conf")):
-        web, lb = _tier_dir(os.path.join(var, "netns", "web"))
-        home = os.path.join(var, "netns") if web else var
-    if not web:
-        pid = _pidfile(os.path.join(var, "sutlab.pid"))
-        web = [pid] if pid else []
-    for tier, pids in (("web", web), ("lb", lb)):
-        if pids:
-            roots[tier] = pids
-    db = _pidfile(os.path.join(home, "pg", "data", "postmaster.pid"))
-    redis = _pidfile(os.path.join(home, "redis", "redis.pid"))
-    if db:
-        roots["db"] = [db]
-    if redis:
-        roots["redis"] = [redis]
-    return roots

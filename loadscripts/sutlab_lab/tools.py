@@ -5,7 +5,7 @@ import resource
 import subprocess
 import time
 
-from . import procs
+from .services import procs
 from .errors import RunError
 
 

@@ -1,6 +1,6 @@
 """Throwaway PostgreSQL databases for integration tests (standard library + the psql CLI).
 
-The harness (tests/harness/with-services) runs one private PostgreSQL server and passes its URL in
+The harness (loadscripts/sutlab_lab/services/with-services) runs one private PostgreSQL server and passes its URL in
 SUTLAB_TEST_DB_URL. Tests that need a database of their own create one on the same server:
 
     with FreshDatabase() as url:          # CREATE DATABASE sutlab_t_<random>; dropped on exit
@@ -23,7 +23,8 @@ def server_url():
     """SUTLAB_TEST_DB_URL, or skip the test when not run under the harness."""
     url = os.environ.get("SUTLAB_TEST_DB_URL")
     if not url:
-        raise unittest.SkipTest("SUTLAB_TEST_DB_URL is not set (run under tests/harness/with-services)")
+        raise unittest.SkipTest("SUTLAB_TEST_DB_URL is not set "
+                                "(run under loadscripts/sutlab_lab/services/with-services)")
     return url
 
 

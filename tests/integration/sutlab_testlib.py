@@ -9,8 +9,11 @@ Environment:
   SUTLAB_BIN          path to the sutlab binary (required)
   SUTLAB_SOURCE_ROOT  repository top (defaults to two levels above this file)
 
-The server process, ports, environment and the /metrics parser come from loadscripts/sutlab_lab, the
-library the load tools use too; they are importable from here as before.
+The server process, ports and environment come from the services layer of the lab's package
+(loadscripts/sutlab_lab/services), the /metrics parser from sutlab_lab.metrics: the server tests
+take nothing else from loadscripts/. This module puts loadscripts/ on sys.path, once for every test
+that imports it (the tooling's tests import the rest of the package after it); all of these names
+are importable from here as before.
 """
 
 import email.utils
@@ -28,10 +31,10 @@ import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "loadscripts"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "loadscripts"))  # the one sys.path edit of tests/integration
 from sutlab_lab.metrics import Metrics, MetricsFormatError, parse_float, parse_metrics  # noqa: E402,F401
-from sutlab_lab.procs import clean_env, free_port, port_is_free  # noqa: E402,F401
-from sutlab_lab.server import ServerProcess, ServerStartError  # noqa: E402,F401
+from sutlab_lab.services.procs import clean_env, free_port, port_is_free  # noqa: E402,F401
+from sutlab_lab.services.server import ServerProcess, ServerStartError  # noqa: E402,F401
 
 
 def source_root():

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Integration tests: --cache-local, each worker's in-memory copy of the listings it read from Redis.
 
-Run under tests/harness/with-services. With --redis-cache --cache-local, a listing found in Redis
+Run under loadscripts/sutlab_lab/services/with-services. With --redis-cache --cache-local, a listing found in Redis
 is also kept in the worker's memory and later hits are answered from there (X-Cache: HIT, counted
 in cache_requests_total{result="hit"} and cache_local_hits_total). The copy must never be
 trusted longer than Redis's client-side caching (CLIENT TRACKING ... REDIRECT to a connection

@@ -56,7 +56,7 @@ class Refusals(unittest.TestCase):
 class Smoke(unittest.TestCase):
     def setUp(self):
         if not os.environ.get("SUTLAB_TEST_DB_URL"):
-            self.skipTest("needs the harness's PostgreSQL (tests/harness/with-services)")
+            self.skipTest("needs the harness's PostgreSQL (loadscripts/sutlab_lab/services/with-services)")
         self.var = tempfile.mkdtemp(prefix="sutlab-case-")
         self.out = os.path.join(self.var, "out")
         self.env = {"SUTLAB_LAB_VAR": self.var, "SUTLAB_LAB_PORT": str(free_port()), "SUTLAB_LAB_BIN": sutlab_bin(),

@@ -2,7 +2,7 @@
 """Integration test: `loadscripts/bench --suite cost` for real (valgrind --tool=callgrind, strace)
 on /health_check and the uncached store listing, with few requests.
 
-Run under tests/harness/with-services: bench is told it already runs beside the services
+Run under loadscripts/sutlab_lab/services/with-services: bench is told it already runs beside the services
 (SUTLAB_BENCH_SERVICES=1) and works in a fresh database of its own (migrated and seeded --size
 small by bench). Assertions are on bench's table: its shape, the objects adding up to the total,
 what each kind must cost (libh2o and libc for any answer, libpq for the listing, the listing more

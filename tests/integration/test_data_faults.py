@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Integration tests: the delivery app while PostgreSQL or Redis fails, and after they return.
 
-Run under tests/harness/with-services. These tests stop, pause and restart the harness's own
+Run under loadscripts/sutlab_lab/services/with-services. These tests stop, pause and restart the harness's own
 PostgreSQL (pg_ctl) and Redis (redis-cli shutdown / SIGSTOP / DEBUG SLEEP); every one of them puts
 the service back (try/finally), on the same port, before it ends.
 
@@ -44,7 +44,7 @@ RECOVERY_WITHIN = 10.0
 def _env(name):
     v = os.environ.get(name)
     if not v:
-        raise unittest.SkipTest("%s is not set (run under tests/harness/with-services)" % name)
+        raise unittest.SkipTest("%s is not set (run under loadscripts/sutlab_lab/services/with-services)" % name)
     return v
 
 
@@ -113,7 +113,7 @@ def redis_stop():
 
 
 def redis_start():
-    """The same command line as tests/harness/with-services (infra/lib/common.sh redis_start)."""
+    """The same command line as loadscripts/sutlab_lab/services/with-services (infra/lib/common.sh redis_start)."""
     d = redis_dir()
     subprocess.run(["redis-server", "--port", str(redis_port()), "--bind", "127.0.0.1", "--save", "",
                     "--appendonly", "no", "--daemonize", "yes", "--pidfile", os.path.join(d, "redis.pid"),

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Integration tests: the delivery app (make-delivery store listing) against real PostgreSQL and Redis.
 
-Run under tests/harness/with-services (SUTLAB_TEST_DB_URL, SUTLAB_TEST_REDIS_URL ...). Every test
+Run under loadscripts/sutlab_lab/services/with-services (SUTLAB_TEST_DB_URL, SUTLAB_TEST_REDIS_URL ...). Every test
 class works in a database of its own (migrated, seeded with `--size tiny`) and a Redis db number of
 its own, flushed before every test. Expected values come from api.md and from the rows PostgreSQL
 holds (read with psql), never from an earlier server answer.
@@ -40,7 +40,8 @@ CACHE_KEY = "sutlab:stores:category:%d"
 def redis_port():
     port = os.environ.get("SUTLAB_TEST_REDIS_PORT")
     if not port:
-        raise unittest.SkipTest("SUTLAB_TEST_REDIS_PORT is not set (run under tests/harness/with-services)")
+        raise unittest.SkipTest("SUTLAB_TEST_REDIS_PORT is not set "
+                                "(run under loadscripts/sutlab_lab/services/with-services)")
     return int(port)
 
 

@@ -18,7 +18,7 @@
   libraries against the binary's own, HEALTHCHECK run for real) and the seeding scripts of the
   compose file and the Kubernetes Job (run for real against a fresh database, twice).
 
-Run as root under tests/harness/with-services (SUTLAB_TEST_DB_URL / SUTLAB_TEST_REDIS_URL), with
+Run as root under loadscripts/sutlab_lab/services/with-services (SUTLAB_TEST_DB_URL / SUTLAB_TEST_REDIS_URL), with
 haproxy, nginx-light, iproute2, docker-compose, nodejs, npm and systemd installed (infra/lab test
 installs them). Every lab runs from its own state directory, ports and namespace names, so it
 collides neither with a running lab nor with another test; namespaces are removed even when a test

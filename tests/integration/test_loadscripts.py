@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Integration tests: loadscripts/ (Locust step run, plot, flip, wrk scripts) against a private sutlab.
 
-Run under tests/harness/with-services (SUTLAB_TEST_DB_URL, SUTLAB_TEST_REDIS_URL). The class
+Run under loadscripts/sutlab_lab/services/with-services (SUTLAB_TEST_DB_URL, SUTLAB_TEST_REDIS_URL). The class
 works in a database of its own (migrated, seeded with --size tiny) and starts its own sutlab on
 a free port; flip starts (and stops) its servers itself with --spawn, on other free ports. Every
 load is bounded (seconds) and goes to 127.0.0.1 only. Assertions are on the tools' outputs: the
@@ -45,7 +45,8 @@ def ensure_locust():
 def redis_url():
     url = os.environ.get("SUTLAB_TEST_REDIS_URL")
     if not url:
-        raise unittest.SkipTest("SUTLAB_TEST_REDIS_URL is not set (run under tests/harness/with-services)")
+        raise unittest.SkipTest("SUTLAB_TEST_REDIS_URL is not set "
+                                "(run under loadscripts/sutlab_lab/services/with-services)")
     return url + "/9"
 
 

@@ -16,7 +16,7 @@
   var/monitoring/data (and the netns lab's namespaces are gone).
 - `--monitoring` with `--containers`: refused, one line, exit 2.
 
-Run under tests/harness/with-services (SUTLAB_TEST_DB_URL / SUTLAB_TEST_REDIS_URL), with prometheus,
+Run under loadscripts/sutlab_lab/services/with-services (SUTLAB_TEST_DB_URL / SUTLAB_TEST_REDIS_URL), with prometheus,
 the three exporters, haproxy, wrk and curl installed (infra/lab test installs them). Each lab runs
 from its own state directory and ports.
 """

@@ -32,7 +32,8 @@ DURATION = float(os.environ.get("SUTLAB_MULTIWORKER_SECONDS", "6"))
 def redis_url(db):
     port = os.environ.get("SUTLAB_TEST_REDIS_PORT")
     if not port:
-        raise unittest.SkipTest("SUTLAB_TEST_REDIS_PORT is not set (run under tests/harness/with-services)")
+        raise unittest.SkipTest("SUTLAB_TEST_REDIS_PORT is not set "
+                                "(run under loadscripts/sutlab_lab/services/with-services)")
     return "redis://127.0.0.1:%s/%d" % (port, db)
 
 

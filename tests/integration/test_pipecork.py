@@ -2,7 +2,7 @@
 """Integration tests: the responses to pipelined HTTP/1 requests leave together (servers/core/pipecork.h,
 issue 18).
 
-Run under tests/harness/with-services. A client that writes several requests at once gets the
+Run under loadscripts/sutlab_lab/services/with-services. A client that writes several requests at once gets the
 responses made in the same event-loop pass in one TCP transmission, not one each; the client's own
 socket counts the segments it received (TCP_INFO's tcpi_segs_in). Expected: a batch of pipelined
 trivial requests arrives in a few segments, where the same requests sent one by one arrive in one

@@ -2,7 +2,7 @@
 """Integration tests: an HTTP/1 connection whose response waits for PostgreSQL (or a timer) stays in
 the event loop without being read (servers/core/readpark.h, issue 18).
 
-Run under tests/harness/with-services. --db-latency-ms holds every query long enough for a client to
+Run under loadscripts/sutlab_lab/services/with-services. --db-latency-ms holds every query long enough for a client to
 act during the wait. Expected: what a client sends meanwhile (a pipelined request) is answered after
 the pending response, in order; a client that half-closes still gets its answer; one that hangs up
 costs the worker no CPU while the query waits (a socket polled but never read again would spin);

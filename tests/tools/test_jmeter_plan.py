@@ -15,8 +15,8 @@ import unittest
 import xml.etree.ElementTree as ET
 
 import toolstest  # noqa: F401  (first: it puts loadscripts/ on the path, for package sutlab_lab)
-from sutlab_lab import procs  # noqa: I100
-from sutlab_lab.server import ServerProcess
+from sutlab_lab.services import procs  # noqa: I100
+from sutlab_lab.services.server import ServerProcess
 
 PLAN = os.path.join(toolstest.ROOT, "loadscripts", "jmeter", "rpc_echo.jmx")
 RUN = os.path.join(toolstest.ROOT, "loadscripts", "jmeter", "run")

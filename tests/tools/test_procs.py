@@ -12,7 +12,8 @@ import time
 import unittest
 
 import toolstest  # noqa: F401  (first: it puts loadscripts/ on the path, for package sutlab_lab)
-from sutlab_lab import client, procs, server, tiers, tools  # noqa: I100
+from sutlab_lab import tiers, tools  # noqa: I100
+from sutlab_lab.services import client, procs, server  # noqa: I100
 from sutlab_lab.errors import RunError
 
 PYTHON = sys.executable

@@ -7,7 +7,8 @@ import os
 import re
 import time
 
-from .. import driver, procs
+from .. import driver
+from ..services import procs
 from ..errors import RunError
 from ..report import fmt
 from . import board_report, board_sql, common

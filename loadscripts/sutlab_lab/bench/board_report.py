@@ -1,6 +1,7 @@
 """The two tables of bench's board suite, with what was compared and how."""
 
-from .. import procs, report
+from .. import report
+from ..services import procs
 from ..report import fmt
 from .common import NOISE_NOTE, print_head
 

@@ -7,7 +7,8 @@ import os
 import re
 import time
 
-from .. import REPO, client
+from .. import REPO
+from ..services import client
 from ..errors import RunError
 from .common import log
 

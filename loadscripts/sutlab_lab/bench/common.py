@@ -9,9 +9,10 @@ import re
 import subprocess
 import sys
 
-from .. import LOADSCRIPTS, REPO, parsers, procs, tiers
+from .. import LOADSCRIPTS, REPO, parsers, tiers
+from ..services import procs
 from ..errors import RunError
-from ..server import ServerProcess
+from ..services.server import ServerProcess
 from ..tools import run_tool
 
 BENCH_D = os.path.join(LOADSCRIPTS, "bench.d")

@@ -20,9 +20,10 @@ import signal
 import subprocess
 import time
 
-from .. import callgrind, metrics, procs, report
+from .. import callgrind, metrics, report
+from ..services import procs
 from ..errors import RunError
-from ..server import ServerProcess
+from ..services.server import ServerProcess
 from .common import log, print_head
 
 DEFAULT_REQUESTS = 2000  # --cost-requests

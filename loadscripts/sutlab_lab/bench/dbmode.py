@@ -3,7 +3,8 @@ alternated, once with PostgreSQL on the server's CPU and once on the other one."
 
 import json
 
-from .. import client, driver, procs, report
+from .. import driver, report
+from ..services import client, procs
 from ..errors import RunError
 from ..report import fmt
 from . import common

@@ -6,7 +6,8 @@ CPU, the load generators on the other."""
 import json
 import os
 
-from .. import client, driver, metrics, procs, report
+from .. import driver, metrics, report
+from ..services import client, procs
 from ..errors import RunError
 from ..report import fmt
 from . import common

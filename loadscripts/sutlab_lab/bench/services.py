@@ -1,6 +1,6 @@
-"""The private PostgreSQL 15 and Redis 7 of bench's database suites: tests/harness/with-services
-starts them (bench re-executes itself under it), Services migrates, seeds, queries, pins and
-meters them."""
+"""The private PostgreSQL 15 and Redis 7 of bench's database suites: the services layer starts them
+(services/with-services: bench re-executes itself under it), Services migrates, seeds, queries,
+pins and meters them."""
 
 import os
 import re
@@ -8,27 +8,24 @@ import subprocess
 import sys
 import time
 
-from .. import REPO, procs
 from ..errors import RunError
+from ..services import private, procs
 from .common import PSQL, log
 
-WITH_SERVICES = os.path.join(REPO, "tests", "harness", "with-services")
 PYTHON = "/usr/bin/python3"
 SERVICES_MARK = "SUTLAB_BENCH_SERVICES"  # set when bench runs under with-services
 
 
 def in_services():
-    return os.environ.get(SERVICES_MARK) == "1" and bool(os.environ.get("SUTLAB_TEST_DB_URL"))
+    return os.environ.get(SERVICES_MARK) == "1" and private.running()
 
 
 def reexec_under_services(script, argv):
     """Runs `script argv` again under with-services; does not return."""
-    if not os.access(WITH_SERVICES, os.X_OK):
-        raise RunError("%s is missing or not executable" % WITH_SERVICES)
-    log("bench: starting a private PostgreSQL 15 + Redis 7 (tests/harness/with-services); "
+    log("bench: starting a private PostgreSQL 15 + Redis 7 (loadscripts/sutlab_lab/services/with-services); "
         "they are removed when bench exits")
     sys.stdout.flush()
-    os.execve(WITH_SERVICES, [WITH_SERVICES, PYTHON, script] + argv, dict(os.environ, **{SERVICES_MARK: "1"}))
+    private.exec_under([PYTHON, script] + argv, {SERVICES_MARK: "1"})
 
 
 class Services:

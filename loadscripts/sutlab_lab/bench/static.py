@@ -4,10 +4,11 @@
 import os
 import subprocess
 
-from .. import client, driver, procs, report
+from .. import driver, report
+from ..services import client, procs
 from ..errors import RunError
 from ..report import fmt
-from ..server import ServerProcess
+from ..services.server import ServerProcess
 from .common import BENCH_D, NGINX, NOISE_NOTE, log, metered, print_head, run_wrk, sutlab_server
 
 ENDPOINTS = {  # name -> path

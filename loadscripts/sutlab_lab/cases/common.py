@@ -7,7 +7,8 @@ import shlex
 import subprocess
 import time
 
-from .. import LOADSCRIPTS, REPO, procs, tiers
+from .. import LOADSCRIPTS, REPO
+from ..services import lab, procs
 from ..report import MISSING, fmt, ratio
 from ..errors import RunError
 from . import checks
@@ -52,7 +53,7 @@ class Context:
         """Each sutlab of the lab (each instance of a scaled one) on a core of its own, taken in
         turn from `cores`: the write-up's web tier had its cores, not the machine's."""
         var = os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var")
-        web = tiers.lab_roots(var).get("web") or []
+        web = lab.roots(var).get("web") or []
         if not web:
             raise RunError("no sutlab of the lab to pin (%s)" % var)
         for i, pid in enumerate(web):

@@ -8,7 +8,8 @@ import shlex
 import subprocess
 
 from . import log
-from .. import LOADSCRIPTS, client, loads, metrics, parsers, procs, progress, spray, tiers, verdict
+from .. import LOADSCRIPTS, loads, metrics, parsers, progress, spray, tiers, verdict
+from ..services import client, procs
 from ..errors import RunError
 from ..tools import run_tool
 

@@ -6,7 +6,7 @@ import re
 import shlex
 import subprocess
 
-from .. import procs
+from ..services import procs
 from ..errors import RunError
 
 BOOL_FLAGS_FALLBACK = {"redis-cache", "cache-local", "gzip", "count-pagination"}

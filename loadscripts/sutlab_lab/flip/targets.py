@@ -7,9 +7,10 @@ import subprocess
 import urllib.parse
 
 from . import log
-from .. import REPO, client, procs
+from .. import REPO
+from ..services import client, procs
 from ..errors import RunError
-from ..server import ServerProcess
+from ..services.server import ServerProcess
 
 INFRA_LAB = os.path.join(REPO, "infra", "lab")
 LAB_VAR = os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var")

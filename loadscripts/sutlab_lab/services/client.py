@@ -6,7 +6,7 @@ import socket
 import time
 import urllib.parse
 
-from .errors import RunError
+from ..errors import RunError
 
 
 class Response:

@@ -12,7 +12,7 @@ import signal
 import subprocess
 
 from . import client, procs
-from .errors import RunError
+from ..errors import RunError
 
 
 class ServerStartError(RunError):

@@ -1,0 +1,15 @@
+"""The services a run needs, below both the lab's tools and the tests: the server tests take
+these modules (and the /metrics parser, sutlab_lab.metrics) from the package, nothing else.
+
+  private        the private PostgreSQL 15 and Redis 7 of a run: the script with-services (beside
+                 this file) starts them for a command; exec_under runs a command again beside them
+  server         ServerProcess: start a server (sutlab, nginx) with flags, wait until it answers,
+                 stop it and whatever it forked, its logs
+  client         one HTTP request on a fresh connection (header bytes counted), waiting until a
+                 URL answers 200
+  procs          processes and ports from /proc: process trees, their CPU ticks and pinning, the
+                 pid listening on a port, pid files, free ports, clean_env (no SUTLAB_*)
+  lab            the lab's process roots: the pids of what infra/lab up started (var/*.pid)
+
+They import nothing from the rest of sutlab_lab but errors.RunError.
+"""
