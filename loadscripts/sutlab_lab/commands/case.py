@@ -1,0 +1,92 @@
+"""Replay one write-up's experiment on the lab and set its figures next to the measured ones:
+
+  loadscripts/case spray                 the blocking handler under vegeta's open-model spray
+  loadscripts/case tps-trend             the load script that printed every response
+  loadscripts/case keepalive             keep-alive against a connection per request
+  loadscripts/case count-pagination      the paginated index and its count(*)
+  loadscripts/case redis-cache           the store listing from PostgreSQL and from Redis
+  loadscripts/case gzip --netns          gzip on a bandwidth-capped link (root)
+  loadscripts/case missing-index         the blog scenario with and without the articles' date index
+  loadscripts/case php-fpm               a web tier as slow as PHP: children, OPcache, a second server
+  loadscripts/case NAME --duration 3     every step shortened, for a quick look
+  loadscripts/case NAME --netns          through the netns lab (root): load from the client namespace
+
+Each case runs its sequence through loadscripts/steps (the lab is brought up, restarted with each
+setting, and taken down at the end), prints the measured table, the write-up's figures next to
+the measured ones with the write-up's line and the band stated before the run, and one verdict
+line: reproduced, partly reproduced (K of N counted checks, naming each that missed) or not
+reproduced (the fix's direction or the limiting tier is wrong); sutlab_lab/cases/checks.py has the rules.
+OUT (--out, default var/cases/NAME-TIME) keeps case.md, every step's CSV and PNG, and
+commands.log. Exit 0 when reproduced; 1 when partly or not reproduced, or a run failed; 2 on bad
+usage.
+"""
+
+import os
+import sys
+
+from .. import REPO, htmlreport
+from ..cases import CASES, PLANNED
+from ..cases import checks as case_checks
+from ..cases.common import Context, stamp
+from ..cli import Parser
+from ..errors import RunError
+
+
+def arguments(argv):
+    p = Parser(prog="loadscripts/case", description=__doc__.split("\n\n")[0])
+    p.add_argument("name", metavar="NAME", help="one of: %s" % ", ".join(sorted(CASES)))
+    p.add_argument("--duration", type=int, help="seconds per step instead of the write-up's (a quick look)")
+    p.add_argument("--netns", action="store_true", help="through the netns lab (root)")
+    p.add_argument("--out", help="output directory (default var/cases/NAME-TIME)")
+    args = p.parse_args(argv)
+    if args.name not in CASES:
+        if args.name in PLANNED:
+            p.error("case %s has no replay of its own: %s (built: %s)" % (
+                args.name, "loadscripts/flip --tls-resumption off" if args.name == "tls" else
+                "the last stage of loadscripts/case php-fpm", ", ".join(sorted(CASES))))
+        p.error("unknown case %r (built: %s)" % (args.name, ", ".join(sorted(CASES))))
+    if args.duration is not None and not 1 <= args.duration <= 600:
+        p.error("--duration wants whole seconds from 1 to 600")
+    if args.netns and os.geteuid() != 0:
+        p.error("--netns needs root (infra/lab up --netns creates network namespaces)")
+    return args
+
+
+def main(argv):
+    args = arguments(argv)
+    case = CASES[args.name]
+    out = os.path.realpath(args.out or os.path.join(REPO, "var", "cases", "%s-%s" % (args.name, stamp())))
+    ctx = Context(args.name, out, duration=args.duration, netns=args.netns)
+    page = htmlreport.Report("case", "case %s: %s" % (case.NAME, case.TITLE))
+    print("case %s: %s (output: %s)" % (case.NAME, case.TITLE, out), flush=True)
+    try:
+        sections, checks = case.run(ctx)
+    except RunError as e:
+        print("loadscripts/case: %s" % e, file=sys.stderr)
+        return 1
+    text = ["# case %s: %s" % (case.NAME, case.TITLE), "", "Made by `loadscripts/case %s`." % " ".join(argv), "",
+            "## The write-up", case.WRITEUP, "", "## Measured", ""]
+    for s in sections:
+        text += [s, ""]
+    word, line = case_checks.verdict(checks)
+    text += ["## The write-up's figures next to the measured ones", "", case_checks.table(checks), "",
+             "Chosen here, not published by the write-up:", case.INVENTED, "", line]
+    doc = "\n".join(text)
+    print(doc)
+    with open(os.path.join(out, "case.md"), "w") as f:
+        f.write(doc + "\n")
+    write_page(page, ctx, doc, word, line)
+    return case_checks.exit_code(word)
+
+
+def write_page(page, ctx, doc, word, line):
+    """OUT/report.html: case.md, the commands that made it (the flags of each stage are in
+    them), and every stage's steps.png."""
+    page.flags = "each stage's, in the commands below (infra/lab up/restart -- FLAGS)"
+    page.set_verdict(line[len("verdict: "):] if line.startswith("verdict: ") else line, word == "reproduced")
+    page.add_markdown("The case", doc)
+    page.add_text("Commands", "\n".join(ctx.commands))
+    for stage in sorted(os.listdir(ctx.out)):
+        page.add_image("stage %s: req/s and p95 against level, CPU per tier" % stage,
+                       os.path.join(ctx.out, stage, "steps.png"))
+    print("report: %s" % page.write(ctx.out), file=sys.stderr)

@@ -1,0 +1,93 @@
+"""A slow console for the TPS-trend case: reads what a load script prints at --rate bytes a second,
+as a terminal renders it, and discards it (or keeps it with --keep FILE).
+
+The write-up's JMeter script printed every response to its console; the console's speed, not the
+server, set the TPS. On a lab machine with no terminal attached the same output goes to a file or
+a pipe drained at once, and printing costs next to nothing. This puts the terminal back:
+
+  loadscripts/console --fifo var/console &            # a named pipe, drained at --rate
+  locust -f loadscripts/locust/locustfile.py --tags rpc_echo --print-responses var/console ...
+  locust ... --print-responses - | loadscripts/console          # or through a plain pipe
+
+With --fifo it serves one writer after another (each run of a stepped load opens it anew) until
+stopped, and prints what it drew each time a writer closes. Exit 0; 2 on bad usage.
+"""
+
+import argparse
+import os
+import re
+import signal
+import stat
+import sys
+import time
+
+from ..cli import Parser
+
+CHUNK = 4096
+
+
+def rate_of(text):
+    """'512k', '1m', '2000' -> bytes a second."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmM]?)", text.strip())
+    if m is None or float(m.group(1)) <= 0:
+        raise argparse.ArgumentTypeError("wants bytes a second above 0, e.g. 512k, 1m, 20000")
+    return float(m.group(1)) * {"": 1, "k": 1024, "m": 1024 * 1024}[m.group(2).lower()]
+
+
+def drain(fd, rate, keep):
+    """Reads fd to its end at `rate` bytes a second; (bytes, lines) drawn."""
+    total = lines = 0
+    start = time.monotonic()
+    while True:
+        data = os.read(fd, CHUNK)
+        if not data:
+            return total, lines
+        if keep is not None:
+            keep.write(data)
+        total += len(data)
+        lines += data.count(b"\n")
+        # ahead of the rate: wait until the bytes drawn so far are due
+        ahead = total / rate - (time.monotonic() - start)
+        if ahead > 0:
+            time.sleep(ahead)
+
+
+def serve_fifo(path, rate, keep):
+    if os.path.exists(path) and not stat.S_ISFIFO(os.stat(path).st_mode):
+        raise SystemExit("loadscripts/console: %s exists and is not a named pipe" % path)
+    if not os.path.exists(path):
+        os.mkfifo(path, 0o600)
+    print("console: draining %s at %.0f bytes/s (Ctrl-C stops)" % (path, rate), flush=True)
+    while True:
+        fd = os.open(path, os.O_RDONLY)  # blocks until a writer opens it
+        t0 = time.monotonic()
+        try:
+            total, lines = drain(fd, rate, keep)
+        finally:
+            os.close(fd)
+        took = time.monotonic() - t0
+        print("console: %d lines, %d bytes in %.1f s (%.0f lines/s)"
+              % (lines, total, took, lines / took if took > 0 else 0), flush=True)
+
+
+def main(argv):
+    p = Parser(prog="loadscripts/console", description=__doc__.split("\n\n")[0])
+    p.add_argument("--rate", type=rate_of, default=rate_of("512k"),
+                   help="bytes a second the console renders (default 512k: a remote terminal's order "
+                        "of magnitude; k and m are KiB and MiB)")
+    p.add_argument("--fifo", metavar="PATH", help="make PATH a named pipe and drain every writer of it")
+    p.add_argument("--keep", metavar="FILE", help="write what was drawn to FILE (default: discard)")
+    args = p.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    keep = open(args.keep, "ab") if args.keep else None
+    try:
+        if args.fifo:
+            serve_fifo(args.fifo, args.rate, keep)
+        total, lines = drain(sys.stdin.fileno(), args.rate, keep)
+        print("console: %d lines, %d bytes" % (lines, total), file=sys.stderr)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if keep is not None:
+            keep.close()
+    return 0

@@ -1,0 +1,148 @@
+"""An open-model load and vegeta's report: requests arrive at --rate a second for --duration
+seconds whether or not earlier ones were answered (vegeta attack -rate=R -duration=Ds | vegeta
+report), sent by httperf.
+
+  loadscripts/spray --path '/work/sleep?ms=2000' --rate 100 --duration 30
+  loadscripts/spray --path '/work/sleep?ms=2000' --rate 100 --duration 30 --abort-on-overflow
+  infra/lab exec-client -- loadscripts/spray --path '/work/sleep?ms=2000' --rate 100   (the netns lab)
+
+--abort-on-overflow sets net.ipv4.tcp_abort_on_overflow=1 for the run (root; the netns lab's web
+namespace when the URL is its address, else this machine's namespace) and restores it: a full
+accept queue then resets connections, as in the write-up, instead of dropping them silently.
+Exit 0 once the report is printed, whatever the success ratio, unless a --fail-if threshold is
+violated (sutlab_lab/thresholds.py: `--fail-if 'success>=99%' --fail-if 'p99<2500ms'`): then 1, as when
+httperf failed; 2 on bad usage.
+"""
+
+import os
+import re
+import shutil
+import signal
+import sys
+import time
+
+from .. import REPO, htmlreport, spray, thresholds
+from ..cli import Parser, Usage
+from ..errors import RunError
+
+
+def arguments(argv):
+    p = Parser(prog="loadscripts/spray", description=__doc__.split("\n\n")[0])
+    default_url = os.environ.get("SUTLAB_URL") or "http://127.0.0.1:%s" % os.environ.get("SUTLAB_LAB_PORT", "8080")
+    p.add_argument("--url", default=default_url, help="the target (default $SUTLAB_URL, else the lab's)")
+    p.add_argument("--path", default="/work/sleep?ms=2000", help="what every request asks (default %(default)s)")
+    p.add_argument("--rate", type=float, default=100, help="requests a second (default 100, the write-up's)")
+    p.add_argument("--duration", type=int, default=30, help="seconds of arrivals (default 30)")
+    p.add_argument("--timeout", type=int, default=30, help="seconds a request may take (default 30, vegeta's)")
+    p.add_argument("--abort-on-overflow", action="store_true", help="tcp_abort_on_overflow=1 for the run")
+    p.add_argument("--json", action="store_true", help="also print the summary as one JSON line, last")
+    p.add_argument("--log", help="write httperf's commands and outputs to this file")
+    p.add_argument("--out", help="directory for report.html and report.txt (default var/spray/TIME)")
+    p.add_argument("--no-report", action="store_true", help="no report.html (loadscripts/steps runs spray so)")
+    p.add_argument("--fail-if", action="append", default=[], type=thresholds.argument(without=("ratio",)), metavar="EXPR",
+                   help="exit 1 unless the run meets it (repeatable): success>=99%%, p99<2500ms, errors<1%%, "
+                        "rps>=95, mean<..., p50<..., p95<...")
+    args = p.parse_args(argv)
+    if not 0 < args.rate <= 100000:
+        raise Usage("--rate wants a number of requests a second above 0 (at most 100000)")
+    for name in ("duration", "timeout"):
+        if not 1 <= getattr(args, name) <= 3600:
+            raise Usage("--%s wants whole seconds from 1 to 3600" % name)
+    m = re.match(r"^http://([^:/]+)(?::(\d+))?/?$", args.url)
+    if m is None:
+        raise Usage("--url wants http://HOST[:PORT] (httperf speaks plain HTTP), got %r" % args.url)
+    if not args.path.startswith("/"):
+        raise Usage("--path must start with /")
+    if shutil.which("httperf") is None:
+        raise Usage("httperf is not installed (apt-get install httperf)")
+    args.host, args.port = m.group(1), int(m.group(2) or 80)
+    return args
+
+
+def web_netns(host):
+    """The netns lab's web namespace when `host` is its address, else None (this namespace)."""
+    conf = os.path.join(REPO, "var", "netns", "netns.conf")
+    try:
+        with open(conf) as f:
+            kv = dict(line.strip().split("=", 1) for line in f if "=" in line)
+    except OSError:
+        return None
+    if kv.get("PREFIX") and kv.get("NET") and host == "%s.1.2" % kv["NET"]:
+        return "%s-web" % kv["PREFIX"]
+    return None
+
+
+def attack(args):
+    log = open(args.log, "w") if args.log else None
+    try:
+        return spray.run(args.host, args.port, args.path, args.rate, args.duration, args.timeout, log=log,
+                         show_progress=True)
+    finally:
+        if log is not None:
+            log.close()
+
+
+def spray_table(s):
+    """The summary as one Markdown table row: what report.html shows first."""
+    def ms(v):
+        return "n/a" if v is None else "%.1f" % v
+    codes = " ".join("%s:%d" % kv for kv in sorted(s["codes"].items(), key=lambda kv: str(kv[0])))
+    errors = " ".join("%s:%d" % kv for kv in sorted(s["errors"].items())) or "none"
+    return "\n".join(["| requests | rate /s | throughput /s | success % | mean ms | p50 ms | p95 ms | p99 ms | max ms "
+                      "| codes | errors |", "|" + "---|" * 11,
+                      "| %d | %.2f | %.2f | %.2f | %s | %s | %s | %s | %s | %s | %s |" % (
+                          s["requests"], s["rate"] or 0, s["throughput"], 100 * s["success"], ms(s["mean"]),
+                          ms(s["p50"]), ms(s["p95"]), ms(s["p99"]), ms(s["max"]), codes, errors)])
+
+
+def write_page(args, page, s, gate_lines):
+    """OUT/report.txt (vegeta's report) and OUT/report.html."""
+    out = args.out or os.path.join(REPO, "var", "spray", time.strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(out, exist_ok=True)
+    text = spray.text(s, args.duration)
+    with open(os.path.join(out, "report.txt"), "w") as f:
+        f.write(text + "\n")
+    page.add_markdown("The run", spray_table(s))
+    page.add_text("vegeta's report", text)
+    if gate_lines:
+        page.add_markdown("Thresholds", "\n".join("- " + ln for ln in gate_lines))
+    page.set_verdict("success %.2f%% of %d requests" % (100 * s["success"], s["requests"]), s["success"] >= 0.99)
+    print("report: %s" % page.write(out), file=sys.stderr)
+
+
+def main(argv):
+    try:
+        args = arguments(argv)
+    except Usage as e:
+        print("loadscripts/spray: %s" % e, file=sys.stderr)
+        return 2
+    # a SIGTERM unwinds like Ctrl-C, so the sysctl is restored on the way out
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    page = htmlreport.Report("spray", "spray: %s%s at %g req/s for %d s" % (args.url, args.path, args.rate,
+                                                                           args.duration), url=args.url)
+    if not args.no_report:
+        page.note_flags()
+    n = spray.processes_for(args.rate, args.timeout)
+    print("spray: %s%s at %g req/s for %d s, timeout %d s (%d httperf process%s)"
+          % (args.url, args.path, args.rate, args.duration, args.timeout, n, "" if n == 1 else "es"), flush=True)
+    try:
+        if args.abort_on_overflow:
+            ns = web_netns(args.host)
+            with spray.AbortOnOverflow(ns):
+                print("spray: %s=1 in %s for the run" % (spray.ABORT_SYSCTL, "namespace " + ns if ns else
+                                                           "this network namespace"), flush=True)
+                report = attack(args)
+        else:
+            report = attack(args)
+    except RunError as e:
+        print("loadscripts/spray: %s" % e, file=sys.stderr)
+        return 1
+    s = spray.summary(report, args.rate, args.duration, args.timeout)
+    print(spray.text(s, args.duration))
+    lines = []
+    gate = thresholds.judge(args.fail_if, {thresholds.RUN: spray.figures(s)}, say=lambda ln: (print(ln), lines.append(ln)))
+    if not args.no_report:
+        write_page(args, page, s, lines)
+    if args.json:
+        print(spray.json_line(s))
+    return gate
