@@ -1,22 +1,34 @@
-"""The library of sutlab's load tooling: loadscripts/bench, flip, soak, plot, the Locust files
-and the integration tests' sutlab_testlib import it (standard library only; matplotlib only for
-the PNGs, imported when one is drawn). Run with Debian's /usr/bin/python3.
+"""sutlab_lab: the lab's Python tooling in one package: the commands of loadscripts/ (each
+loadscripts/NAME an entry point into commands/NAME.py) and all they share, imported also by the
+Locust recorder (locust/sutlab_recorder.py) and the tests (the server tests: services/ and metrics
+only). Standard library only (matplotlib for the PNGs, imported when one is drawn; jinja2 and
+markdown for report.html); run with Debian's /usr/bin/python3.
 
-  errors    RunError: something failed to run (a tool, a server, a check)
-  procs     processes and ports: process trees, pinning, listening pid, clean_env, free_port
-  tiers     the per-tier sampler (CPU, capacity, busy, queues) steps, flip and bench read CPU through
-  server    ServerProcess: start a server with flags, wait until it answers, stop it, its logs
-  client    one HTTP request (header bytes counted), waiting until a server answers 200
-  tools     run_tool: one load generator run, bounded, with its own CPU time
-  stats     the nearest-rank percentile, on sorted values or on counts
-  parsers   wrk, hey, ab, pgbench, redis-benchmark and Locust outputs -> one result shape
-  series    per-second series for the plots (Locust CSVs, hey -o csv), and what a file is
-  metrics   the Prometheus text format parser, sutlab's /metrics and its flags in force
-  report    fmt, ratio, medians, table: None is the one missing value
-  driver    contenders alternated in rounds (A B C, then C B A), results as values
-  plots     the PNGs (matplotlib, Agg)
-  callgrind callgrind files -> self cost per object and function (bench's cost suite)
-  bench/    loadscripts/bench's suites;  flip/  loadscripts/flip's targets, load and report
+  commands/  the commands: steps, spray, flip, case, bench, soak, plot, console, jmeter (jmeter/run)
+  services/  below everything else here and below the tests: private (PostgreSQL and Redis of a run,
+             with-services), server (ServerProcess), client (one HTTP request, readiness), procs
+             (process trees, pinning, ports, clean_env), lab (the lab's process roots, var/*.pid)
+  errors     RunError: something failed to run (a tool, a server, a check)
+  cli        the commands' argument parser: a usage error is one line and exit 2
+  tiers      the per-tier sampler (CPU, capacity, busy, queues) steps, flip and bench read CPU through
+  loadcap    how many cores a load tool can use, from its command line
+  verdict    the tier that limits a step, read from its row
+  thresholds --fail-if EXPR: the figures a run must meet
+  stepped    a stepped run: one load tool held at each level, each step measured and judged
+  loads      the load tools of a stepped run: the command that holds one level of each
+  spray      the open-model load (httperf) reported as vegeta reports it;  httperf  its outputs
+  progress   progress lines of a long run, on stderr
+  tools      run_tool: one load generator run, bounded, with its own CPU time
+  stats      the nearest-rank percentile, on sorted values or on counts
+  parsers    wrk, hey, ab, pgbench, redis-benchmark and Locust outputs -> one result shape
+  series     per-second series for the plots (Locust CSVs, hey -o csv), and what a file is
+  metrics    the Prometheus text format parser, sutlab's /metrics and its flags in force
+  report     fmt, ratio, medians, table: None is the one missing value
+  driver     contenders alternated in rounds (A B C, then C B A), results as values
+  plots      the PNGs (matplotlib, Agg)
+  htmlreport report.html of a run (templates/report.html), a page a browser opens offline
+  callgrind  callgrind files -> self cost per object and function (bench's cost suite)
+  bench/     bench's suites;  flip/  flip's targets, plan, load and report;  cases/  case's cases
 
 A run's result is a dict: requests, rps, errors (socket_errors + status_errors), p50/p99/...
 and percentiles [(p, ms)] in milliseconds, duration_s, bytes; a value that is unknown is None.
