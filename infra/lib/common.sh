@@ -21,7 +21,7 @@ TEST_PKGS+=(clang-14 libclang-rt-14-dev)  # libFuzzer targets (tests/fuzz, build
 # podman only Suggests iptables and nothing Depends on it, so --no-install-recommends lacks it.
 CONTAINER_PKGS=(podman podman-compose runc netavark aardvark-dns iptables debootstrap curl)
 TEST_PKGS+=("${CONTAINER_PKGS[@]}")
-TEST_PKGS+=(valgrind strace)  # bench --suite cost (tests/integration/test_cost.py)
+TEST_PKGS+=(valgrind strace)  # bench --suite cost (tests/integration/tooling/test_cost.py)
 # loadscripts/spray (and test_spray) read net.ipv4.tcp_abort_on_overflow and the like with sysctl:
 # procps is "important", not "required", so a minimal root (debootstrap minbase, a container image)
 # lacks it, and nothing in these lists Depends on it.
@@ -43,7 +43,7 @@ TEST_PKGS+=("${MON_PKGS[@]}")
 # included. Programs of Essential packages (coreutils, util-linux, bash, tar, grep, sed, findutils,
 # gzip, dpkg, libc-bin: setsid, runuser, setarch, taskset, ldd, ...) are left out: every Debian has
 # them. infra/lab checks them after installing (need_present), `infra/lab fresh-root --stage packages`
-# on a fresh Debian root, tests/integration/test_pkglists.py against dpkg's records.
+# on a fresh Debian root, tests/integration/infra/test_pkglists.py against dpkg's records.
 # shellcheck disable=SC2034  # used by infra/lab and infra/lib/freshroot.sh
 LAB_CMDS=(cc:build-essential meson:meson ninja:ninja-build pkg-config:pkg-config
           "$PG_BIN/initdb:postgresql-15" "$PG_BIN/pg_ctl:postgresql-15" "$PG_BIN/postgres:postgresql-15"

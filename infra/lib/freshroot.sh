@@ -15,7 +15,7 @@
 #
 # Stages: packages (the project's own install functions, as `infra/lab up`, `up --containers` and
 # `test` call them, then every command of LAB_CMDS, LAB_OPTION_CMDS, CONTAINER_CMDS, TEST_CMDS and
-# every module of TEST_PY_MODULES checked, then tests/integration/test_pkglists.py), up (`infra/lab
+# every module of TEST_PY_MODULES checked, then tests/integration/infra/test_pkglists.py), up (`infra/lab
 # up` and `up --tls` on free ports, every URL they print fetched, status, down), test (`.ci/run`).
 # Sourced by infra/lab after common.sh; uses its ROOT. Nothing here runs on its own.
 
@@ -284,13 +284,13 @@ report "  installed TEST_PKGS ${npm_pkg[*]} (infra/lab test): $((SECONDS - t)) s
 part test "$(missing_cmds test "${TEST_CMDS[@]}")"
 part test "$(missing_py_modules test import "${TEST_PY_MODULES[@]}")"
 report "  $(dpkg-query -W -f="\${Status}\n" | grep -c " installed$") packages installed in the root"
-if [ -f tests/integration/test_pkglists.py ]; then
-  if /usr/bin/python3 tests/integration/test_pkglists.py 3>&- >/tmp/test_pkglists.out 2>&1; then
-    report "  tests/integration/test_pkglists.py: ok (every command comes from the packages of its own part)"
+if [ -f tests/integration/infra/test_pkglists.py ]; then
+  if /usr/bin/python3 tests/integration/infra/test_pkglists.py 3>&- >/tmp/test_pkglists.out 2>&1; then
+    report "  tests/integration/infra/test_pkglists.py: ok (every command comes from the packages of its own part)"
   else
     cat /tmp/test_pkglists.out
     grep -E "^(AssertionError|FAIL|ERROR|    )" /tmp/test_pkglists.out | head -n 20 | while IFS= read -r l; do report "  $l"; done
-    report "  tests/integration/test_pkglists.py: FAILED"
+    report "  tests/integration/infra/test_pkglists.py: FAILED"
     gaps=$((gaps + 1))
   fi
 fi

@@ -1,4 +1,4 @@
--- wrk, slowed on the client side on purpose (tests/integration/test_steps.py): every response
+-- wrk, slowed on the client side on purpose (tests/integration/tooling/test_steps.py): every response
 -- costs the load tool about 1-2 ms of CPU, so wrk saturates its one thread long before sutlab.
 response = function(status, headers, body)
   local x = 0

@@ -11,9 +11,9 @@ Environment:
 
 The server process, ports and environment come from the services layer of the lab's package
 (loadscripts/sutlab_lab/services), the /metrics parser from sutlab_lab.metrics: the server tests
-take nothing else from loadscripts/. This module puts loadscripts/ on sys.path, once for every test
-that imports it (the tooling's tests import the rest of the package after it); all of these names
-are importable from here as before.
+take nothing else from loadscripts/. tests/meson.build puts this folder and loadscripts/ on
+PYTHONPATH for every integration test (tests in server/, tooling/ and infra/ import this module and
+the package from there); by hand: PYTHONPATH=tests/integration:loadscripts python3 FILE.
 """
 
 import email.utils
@@ -30,11 +30,11 @@ import tempfile
 import time
 import unittest
 
+from sutlab_lab.metrics import Metrics, MetricsFormatError, parse_float, parse_metrics  # noqa: F401
+from sutlab_lab.services.procs import clean_env, free_port, port_is_free  # noqa: F401
+from sutlab_lab.services.server import ServerProcess, ServerStartError  # noqa: F401
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "loadscripts"))  # the one sys.path edit of tests/integration
-from sutlab_lab.metrics import Metrics, MetricsFormatError, parse_float, parse_metrics  # noqa: E402,F401
-from sutlab_lab.services.procs import clean_env, free_port, port_is_free  # noqa: E402,F401
-from sutlab_lab.services.server import ServerProcess, ServerStartError  # noqa: E402,F401
 
 
 def source_root():

@@ -33,7 +33,7 @@ import tempfile
 import unittest
 
 ROOT = os.environ.get("SUTLAB_SOURCE_ROOT") or os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+    os.path.dirname(os.path.abspath(__file__)))))
 LAB = os.path.join(ROOT, "infra", "lab")
 COMMON = os.path.join(ROOT, "infra", "lib", "common.sh")
 # root's PATH on Debian, without what a user's shell may put first (pyenv shims, ~/.local/bin)

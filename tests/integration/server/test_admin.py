@@ -7,7 +7,7 @@ the responses within a second; fault rules one by one (latency within 10 %, an e
 binomial bound over 1,000 requests, resets seen by the client, readiness held down and released);
 the sutlab_fault_* families and sutlab_build_info follow each change.
 
-Run under tests/harness/with-services: the readiness test needs a PostgreSQL that answers.
+Run under loadscripts/sutlab_lab/services/with-services: the readiness test needs a PostgreSQL that answers.
 """
 
 import http.client
@@ -16,16 +16,14 @@ import math
 import os
 import re
 import socket
-import sys
 import tempfile
 import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pgtest  # noqa: E402
-from test_delivery import json_headers, make_session, redis_cli, redis_url  # noqa: E402
-from sutlab_testlib import Server, assert_usage_error, free_port, migrate_and_seed, run_cli  # noqa: E402
+import pgtest
+from test_delivery import json_headers, make_session, redis_cli, redis_url
+from sutlab_testlib import Server, assert_usage_error, free_port, migrate_and_seed, run_cli
 
 TOKEN = "t0k3n-for-the-admin-tests-0123456789"
 NO_DB = ["--db-url", "postgresql://nobody@127.0.0.1:1/none"]
