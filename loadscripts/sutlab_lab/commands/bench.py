@@ -19,7 +19,8 @@ Runs are alternated in rounds and the medians reported, with requests/s, p50/p99
 and the CPU time per request of each server process involved.
 
 The delivery, dbmode, board and cost suites start a private PostgreSQL 15 and Redis 7
-(loadscripts/sutlab_lab/services/with-services: bench re-executes itself under it), migrate and seed them.
+(loadscripts/sutlab_lab/services/with-services: bench re-executes itself under it), migrate
+and seed them.
 
 It measures; it does not assert. Exit status: 0 when every run completed (whatever the
 ratios), 1 when something failed to run (missing tool, server did not start, a load

@@ -84,7 +84,8 @@ def metrics_sample(url):
 
 
 def start_locust(args, prefix):
-    argv = ["/usr/bin/locust", "-f", "%s/locust/scenario.py,%s/locust/stores.py" % (LOADSCRIPTS, LOADSCRIPTS), "--headless",
+    argv = ["/usr/bin/locust", "-f", "%s/locust/scenario.py,%s/locust/stores.py" % (LOADSCRIPTS, LOADSCRIPTS),
+            "--headless",
             "--host", args.url, "-u", str(args.users), "-r", str(args.spawn_rate),
             "-t", "%ds" % int(args.duration), "--think-time", args.think_time,
             "--fixture-users", str(args.fixture_users), "--csv", prefix, "--only-summary"]
