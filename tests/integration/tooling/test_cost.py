@@ -19,7 +19,7 @@ import unittest
 
 from pgtest import FreshDatabase, server_url
 from sutlab_testlib import source_root, sutlab_bin
-from sutlab_lab import callgrind  # noqa: I100  (loadscripts/ is on the path through sutlab_testlib)
+from sutlab_lab import callgrind  # noqa: I100  (loadscripts/ is on PYTHONPATH: tests/meson.build)
 
 BENCH = os.path.join(source_root(), "loadscripts", "bench")
 N = 300

@@ -130,7 +130,7 @@ class TheCheckCanFail(unittest.TestCase):
         return self.browser.open(path)
 
     def report(self):
-        from sutlab_lab import htmlreport  # loadscripts/ is on the path through sutlab_testlib
+        from sutlab_lab import htmlreport  # loadscripts/ is on PYTHONPATH: tests/meson.build
         r = htmlreport.Report("steps", "a page")
         r.add_markdown("t", "| a | b |\n|---|---|\n| 1 | 2 |")
         png = os.path.join(self.tmp, "one.png")

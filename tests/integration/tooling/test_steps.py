@@ -22,7 +22,7 @@ import tempfile
 import unittest
 
 from sutlab_testlib import Server, clean_env, source_root
-from sutlab_lab import verdict  # noqa: I100  (loadscripts/ is on the path through sutlab_testlib)
+from sutlab_lab import verdict  # noqa: I100  (loadscripts/ is on PYTHONPATH: tests/meson.build)
 
 STEPS = os.path.join(source_root(), "loadscripts", "steps")
 SLOW_LUA = os.path.join(source_root(), "tests", "data", "slow_client.lua")
