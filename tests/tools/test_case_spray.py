@@ -12,7 +12,7 @@ from sutlab_lab.cases import checks, spray  # noqa: E402,I100
 
 def matching():
     """A run where every figure of the write-up holds: blocking answers none, 7.2 s on average,
-    refusals among its failures; the Future (the 256-thread pool) answers 31 %; each proxy 502."""
+    refusals among its failures; the Future (the 2000-thread pool) answers 31 %; each proxy 502."""
     return {
         (None, "inline"): {"level": 100.0, "rps": 0.0, "success": 0.0, "mean_ms": 7156.0, "p50_ms": 4390.0,
                            "p95_ms": 22700.0, "p99_ms": 30000.0, "errors": "refused:900 timeout:2100",
