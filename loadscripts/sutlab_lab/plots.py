@@ -59,8 +59,9 @@ def _title(fig, size, title, lines, most):
     fig.subplots_adjust(top=max(0.5, 1.0 - px / float(size[1])), bottom=min(0.2, 60.0 / size[1]))
 
 
-def plot_time(series, out, size, title, flags):
-    """TPS (+ users), p50/p95/p99 and error rate over time: three panels, one PNG."""
+def plot_time(series, out, size, title, flags, marks=()):
+    """TPS (+ users), p50/p95/p99 and error rate over time: three panels, one PNG; marks: (t,
+    label) of changes made during the run, a vertical line on each panel."""
     plt = _pyplot()
     fig, (a1, a2, a3) = _figure(plt, size, nrows=3, sharex=True,
                                 gridspec_kw={"height_ratios": [3, 3, 2]})
@@ -93,6 +94,10 @@ def plot_time(series, out, size, title, flags):
     a3.set_ylim(bottom=0, top=max([1.0] + series.col("error_pct")) * 1.1)
     a3.grid(True, alpha=0.3)
     a3.legend(loc="upper left", fontsize="small")
+    for t_mark, label in marks:
+        for ax in (a1, a2, a3):
+            ax.axvline(t_mark, color="black", linestyle="--", linewidth=1)
+        a1.annotate(label, (t_mark, 0), xytext=(4, 4), textcoords="offset points", fontsize="small")
     _title(fig, size, title, ["flags: " + (flags or "unknown")], 4)
     return _save(fig, plt, out, size)
 

@@ -66,6 +66,14 @@ Server CPU = utime+stime of the server process (all threads) during the measured
 /proc/PID/stat: "% of one core" and microseconds per request; PostgreSQL's likewise (the
 postmaster and every process under it) when its pid is known.
 
+--live: one load throughout, the flag changed at its half through sutlab's admin listener
+(docs/admin-api.md) instead of a restart: one curve with the change marked (OUT/flip.png), and
+the table from the two halves, the new state's first --warmup seconds left out; the figures come
+from sutlab's /metrics, scraped every 0.5 s. With --spawn, flip gives the server an admin
+listener of its own; the lab (started with --admin-listen and a token) or --restart-cmd need
+--admin-url and --admin-token-file (or $SUTLAB_ADMIN_TOKEN). Only the live flags (GET /admin)
+can; one round.
+
 --fail-if EXPR (repeatable; sutlab_lab/thresholds.py) gates on the figures: `ratio>=1.5` (req/s on /
 off, the medians), or p50/p95/p99/mean/rps/errors/success of both arms, or of one with @on or
 @off (`p99<20ms@on`, `errors<0.1%`); each violated one prints a line and the exit status is 1.
@@ -88,7 +96,7 @@ import time
 from .. import REPO, driver, htmlreport, plots, thresholds
 from ..cli import Parser
 from ..errors import RunError
-from ..flip import load, log, plan, report, targets
+from ..flip import live, load, log, plan, report, targets
 
 VAR = os.path.join(REPO, "var")
 
@@ -169,6 +177,11 @@ def parse_args(argv):
                    help="the load tool's workers: Locust as a master and N workers, wrk -t N (default 1)")
     p.add_argument("--load-cpus", metavar="LIST", help="the load tool on these cores (taskset -c LIST)")
     p.add_argument("--off", metavar="VALUE", help="the flag's value in the off run (default: per flag)")
+    p.add_argument("--live", action="store_true",
+                   help="one load throughout; the flag changes at its half through the admin listener")
+    p.add_argument("--admin-url", metavar="URL", help="--live: sutlab's admin listener (not for --spawn)")
+    p.add_argument("--admin-token-file", metavar="FILE",
+                   help="--live: the admin token's file (default $SUTLAB_ADMIN_TOKEN)")
     p.add_argument("--probe", metavar="PATH",
                    help="measure PATH with a second wrk -c1 during each run (default: /health_check for "
                         "--handler-mode, else none; 'none' turns it off)")
@@ -212,6 +225,10 @@ def check_args(p, args):
         p.error("--rate and --timeout must be positive")
     if args.duration <= 0 or args.rounds < 1 or args.connections < 1 or args.threads < 1:
         p.error("--duration, --rounds, --connections and --threads must be positive")
+    if args.live and (args.rounds != 1 or args.flag == "indexes" or args.tool == "s_time"):
+        p.error("--live runs one round of wrk, Locust or spray on a live flag (not --rounds, indexes or s_time)")
+    if args.live and not args.spawn and not args.admin_url:
+        p.error("--live needs --admin-url (and a token) unless flip spawns the server")
     if args.load_workers < 1:
         p.error("--load-workers wants 1 or more")
     if args.load_workers > 1 and args.tool not in ("wrk", "locust"):
@@ -267,19 +284,55 @@ def run_rounds(args, p, target, scenario, sutlab_bin, db_url):
     return driver.run_rounds([contender(*run) for run in p.runs], args.rounds, args.duration)
 
 
-def write_report(args, p, target, scenario, results, page):
+def live_admin(args):
+    """--live: the admin flags a spawned server gets, and the admin listener to talk to."""
+    if not args.live:
+        return [], None
+    if args.spawn:
+        return live.spawn_admin_flags()
+    token = os.environ.get("SUTLAB_ADMIN_TOKEN")
+    if args.admin_token_file:
+        try:
+            with open(args.admin_token_file) as f:
+                token = f.readline().strip()
+        except OSError as e:
+            raise RunError("--admin-token-file: %s" % e)
+    if not token:
+        raise RunError("--live: no admin token (--admin-token-file FILE or $SUTLAB_ADMIN_TOKEN)")
+    return [], live.Admin(args.admin_url, token)
+
+
+def run_live(args, p, target, scenario, admin):
+    """The live run's halves as flip's results ({label: [r]}), and its curve."""
+    token = load.login_token(target.url) if scenario in load.TOKEN_SCENARIOS else None
+    ok, why = load.probe(target.url, scenario)
+    if not ok:
+        raise RunError("the endpoint does not answer 2xx: %s" % why)
+    results, rows, t_change, whole = live.run(args, target, scenario, p, admin, token)
+    return results, {"rows": rows, "t_change": t_change, "load": whole}
+
+
+def write_report(args, p, target, scenario, results, page, curve=None):
     what, load_desc = load.load_description(args, scenario)
     flipped = "indexes" if args.flag == "indexes" else "--%s%s" % (
         args.flag, "" if p.boolean else " " + (args.value or plan.spec_of(args.flag).get("on") or ""))
     title = "flip %s: %s" % (flipped, scenario)
     text, meds = report.text(args, p, target, title, load_desc, results)
+    if curve is not None:
+        text += "\nlive: %s" % live.describe(args, curve["t_change"])
+        if curve["load"] is not None and curve["load"].get("errors"):
+            text += "\nthe load tool's own errors over the whole run: %s" % curve["load"]["errors"]
     print(text, flush=True)
     with open(os.path.join(target.out, "table.txt"), "w") as f:
         f.write(text + "\n")
     if not args.no_png:
         try:
-            print("PNG: %s" % report.png(args, p, results, meds, os.path.join(target.out, "flip.png"),
-                                         title + " — " + what, load_desc))
+            png_path = os.path.join(target.out, "flip.png")
+            if curve is not None:
+                print("PNG: %s" % live.png(curve["rows"], curve["t_change"], png_path, args.size,
+                                           title + " — " + what, args.flag, results["on"][-1]["build_flags"]))
+            else:
+                print("PNG: %s" % report.png(args, p, results, meds, png_path, title + " — " + what, load_desc))
         except ImportError as e:
             log("warning: no PNG (%s): apt-get install python3-matplotlib" % e)
     page.title = title
@@ -359,11 +412,15 @@ def main(argv):
             idx_original = plan.indexes_state(sutlab_bin, db_url)
         args.pin_db = plan.pin_setting(args)
         args.probe = plan.probe_setting(args)
-        target.apply(p.runs[0][1], "off")
+        admin_flags, admin = live_admin(args)
+        target.apply(p.runs[0][1] + admin_flags, "off")
         scenario = load.choose_scenario(args, target.url, plan.spec_of(args.flag))
-        page = htmlreport.Report("flip", "flip --%s" % args.flag, url=target.url)
-        results = run_rounds(args, p, target, scenario, sutlab_bin, db_url)
-        meds = write_report(args, p, target, scenario, results, page)
+        page = htmlreport.Report("flip", "flip --%s%s" % (args.flag, " --live" if args.live else ""), url=target.url)
+        if args.live:
+            results, curve = run_live(args, p, target, scenario, admin)
+        else:
+            results, curve = run_rounds(args, p, target, scenario, sutlab_bin, db_url), None
+        meds = write_report(args, p, target, scenario, results, page, curve)
         gate_lines, figures = [], subjects(meds, args.duration * args.rounds)
         gate = thresholds.judge(args.fail_if, figures, say=lambda ln: (print(ln), gate_lines.append(ln)))
         write_page(page, target.out, figures[thresholds.RUN]["ratio"], gate_lines, gate)

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -319,6 +320,30 @@ class LoadScriptsTest(unittest.TestCase):
             kb[label] = float(cols[7])  # run change req/s p50 p95 p99 errors KB/resp
         self.assertLess(kb["on"], kb["off"] * 0.6, "gzip did not shrink the listing: %r" % kb)
         self.assertFalse(os.path.exists(os.path.join(out_dir, "flip.png")))
+
+    def test_flip_live_redis_cache_is_one_curve_with_a_step(self):
+        """--live: one load, the flag changed at the half through the admin listener: the curve
+        (live.csv) steps up after the change and the table's halves say so, as a restart flip's
+        two runs do on the same listing. (The issue asks the two ratios to agree within 20 %; on
+        this 2-core machine two restart flips in a row differ by more than that, so the figures
+        are compared in the notes, from quiet runs, not here.)"""
+        ratios = {}
+        for how, extra in (("restart", []), ("live", ["--live"])):
+            out_dir = os.path.join(self.tmp, "flip-live-" + how)
+            rc, out, err = self.flip(["--redis-cache"], out_dir, ["--duration", "4", "--warmup", "1"] + extra)
+            self.assertEqual(rc, 0, "flip %s failed:\n%s\n%s" % (how, out, err[-3000:]))
+            rows = self.table_rows(out)
+            ratios[how] = float(re.search(r"x([\d.]+)", rows["on/off"]).group(1))
+        self.assertIn("the flag changed through the admin listener", out)
+        self.assertGreater(ratios["live"], 1.0, ratios)  # the cache helps the listing
+        with open(os.path.join(self.tmp, "flip-live-live", "live.csv"), newline="") as f:
+            curve = list(csv.DictReader(f))
+        before = [float(r["rps"]) for r in curve if r["after"] == "0" and float(r["t"]) > 0.5]
+        after = [float(r["rps"]) for r in curve if r["after"] == "1"][2:]  # the new state warms up
+        self.assertTrue(len(before) >= 4 and len(after) >= 4, curve)
+        self.assertGreater(sorted(after)[len(after) // 2], sorted(before)[len(before) // 2], curve)
+        self.assertEqual(png_size(os.path.join(self.tmp, "flip-live-live", "flip.png")), (900, 700))
+        sys.stderr.write("  req/s on/off: restart flip x%.2f, live flip x%.2f\n" % (ratios["restart"], ratios["live"]))
 
     def test_flip_cache_local_caches_in_redis_in_both_runs(self):
         # --cache-local needs --redis-cache: flip adds it to both runs, so only the copy differs
