@@ -12,6 +12,27 @@ def rows(*pairs, **extra):
     return [dict({"level": float(level), "rps": float(rps)}, **extra) for level, rps in pairs]
 
 
+class LoadOptions(unittest.TestCase):
+    """case --load-workers/--load-cpus reach every stage's steps, the workers only where the
+    stage's tool can have them."""
+
+    def ctx(self, **kw):
+        import tempfile
+        return common.Context("x", tempfile.mkdtemp(prefix="sutlab-case-"), **kw)
+
+    def test_workers_where_the_tool_scales(self):
+        c = self.ctx(load_workers="2", load_cpus="0-1")
+        self.assertEqual(c.load_args(["--tool", "locust", "--levels", "8"]),
+                         ["--load-workers", "2", "--load-cpus", "0-1"])
+        self.assertEqual(c.load_args(["--tool", "wrk"]), ["--load-workers", "2", "--load-cpus", "0-1"])
+        self.assertEqual(c.load_args(["--tool", "ab"]), ["--load-cpus", "0-1"])
+        self.assertEqual(c.load_args(["--tool", "httperf"]), ["--load-cpus", "0-1"])
+
+    def test_nothing_by_default(self):
+        self.assertEqual(self.ctx().load_args(["--tool", "locust"]), [])
+        self.assertEqual(self.ctx(load_workers="1").load_args(["--tool", "locust"]), [])
+
+
 class Checks(unittest.TestCase):
     def test_every_case_has_its_texts(self):
         for name, case in CASES.items():

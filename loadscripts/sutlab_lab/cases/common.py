@@ -7,7 +7,7 @@ import shlex
 import subprocess
 import time
 
-from .. import LOADSCRIPTS, REPO
+from .. import LOADSCRIPTS, REPO, loads
 from ..services import lab, procs
 from ..report import MISSING, fmt, ratio
 from ..errors import RunError
@@ -20,8 +20,10 @@ STEPS = os.path.join(LOADSCRIPTS, "steps")
 class Context:
     """A case's run: its options, its output directory, and a log of every command."""
 
-    def __init__(self, name, out, duration=None, netns=False, progress=print):
+    def __init__(self, name, out, duration=None, netns=False, progress=print, load_workers=None, load_cpus=None):
         self.name, self.out, self.duration, self.netns = name, out, duration, netns
+        # --load-workers/--load-cpus: given to every stage whose tool can take them (steps' options)
+        self.load_workers, self.load_cpus = load_workers, load_cpus
         self.quick = duration is not None  # --duration: shortened steps, and the long extras left out
         self.repo, self.url = REPO, None
         self.progress = progress
@@ -60,12 +62,24 @@ class Context:
             procs.pin_tree(pid, {cores[i % len(cores)]})
         return web
 
+    def load_args(self, args):
+        """What --load-workers and --load-cpus add to a stage's steps arguments: the workers where
+        its tool can have them (wrk, hey, Locust: sutlab_lab/loads.py), the cores always (they
+        replace the cores a case chose for its load)."""
+        out = []
+        tool = args[args.index("--tool") + 1] if "--tool" in args[:-1] else None
+        if self.load_workers not in (None, "1") and tool in loads.SCALABLE:
+            out += ["--load-workers", str(self.load_workers)]
+        if self.load_cpus:
+            out += ["--load-cpus", self.load_cpus]
+        return out
+
     def steps(self, label, args, in_client=None, env=None, cores=None):
         """A stepped run into OUT/label; its rows (steps.csv as dicts, numbers as floats) and its
         Markdown table. in_client: through the netns lab's client namespace (default: --netns)."""
         out = os.path.join(self.out, label)
-        argv = ["/usr/bin/python3", STEPS, "--out", out] + list(args)
-        if cores:  # the load tool on these cores (steps and what it starts inherit them)
+        argv = ["/usr/bin/python3", STEPS, "--out", out] + list(args) + self.load_args(list(args))
+        if cores and not self.load_cpus:  # the load tool on these cores (steps and what it starts inherit them)
             argv = ["taskset", "-c", ",".join(map(str, cores))] + argv
         if self.netns if in_client is None else in_client:
             argv = [LAB, "exec-client", "--"] + argv

@@ -38,6 +38,10 @@ def arguments(argv):
     p.add_argument("--duration", type=int, help="seconds per step instead of the write-up's (a quick look)")
     p.add_argument("--netns", action="store_true", help="through the netns lab (root)")
     p.add_argument("--out", help="output directory (default var/cases/NAME-TIME)")
+    p.add_argument("--load-workers", metavar="N|auto",
+                   help="the load tool's workers in every stage whose tool has them (wrk -t, hey, Locust as a "
+                        "master and N workers; steps' option); in the netns lab they run in the client namespace")
+    p.add_argument("--load-cpus", metavar="LIST", help="the load tool on these cores in every stage (steps' option)")
     args = p.parse_args(argv)
     if args.name not in CASES:
         if args.name in PLANNED:
@@ -56,7 +60,8 @@ def main(argv):
     args = arguments(argv)
     case = CASES[args.name]
     out = os.path.realpath(args.out or os.path.join(REPO, "var", "cases", "%s-%s" % (args.name, stamp())))
-    ctx = Context(args.name, out, duration=args.duration, netns=args.netns)
+    ctx = Context(args.name, out, duration=args.duration, netns=args.netns, load_workers=args.load_workers,
+                  load_cpus=args.load_cpus)
     page = htmlreport.Report("case", "case %s: %s" % (case.NAME, case.TITLE))
     print("case %s: %s (output: %s)" % (case.NAME, case.TITLE, out), flush=True)
     try:
