@@ -9,10 +9,12 @@ EXPR is METRIC OP NUMBER[UNIT][@SCOPE], without spaces (`p99<50ms`, `errors<0.1%
   OP      < <= > >=
   UNIT    latency: us, ms (the default) or s; errors and success: % or none (a fraction: 0.001);
           none for rps and ratio
-  SCOPE   what the figure is read on: a level of steps (@8), an arm of flip (@on, @off), or the
-          whole run (@run: steps' requests over its levels' seconds, errors over all requests, the
-          worst level's latencies). Without one: every level of steps, both arms of flip, the run
-          of spray; ratio is the run's only.
+  SCOPE   what the figure is read on: a level of steps (@8), an arm of flip (@on, @off), a run
+          of bench (@static.health_check, @delivery.cache-on), or the whole run (@run: steps'
+          requests over its levels' seconds, errors over all requests, the worst level's
+          latencies). Without one: every level of steps, both arms of flip, the run of spray,
+          every run of bench; ratio is flip's run's only, and each bench run's own (sutlab
+          against its reference).
 
 A figure the run did not measure (no p95 from ab, no ratio outside flip) violates the threshold:
 a gate that cannot be read must not pass.
@@ -34,14 +36,15 @@ _EXPR = re.compile(r"^([a-z0-9]+)(<=|>=|<|>)([0-9]*\.?[0-9]+)([a-z%]*)(?:@([A-Za
 class Threshold:
     """One parsed EXPR: `limit` in the metric's own unit (ms, a fraction, req/s)."""
 
-    def __init__(self, text, metric, op, limit, scope):
+    def __init__(self, text, metric, op, limit, scope, scoped_ratio=False):
         self.text, self.metric, self.op, self.limit, self.scope = text, metric, op, limit, scope
+        self.scoped_ratio = scoped_ratio  # bench: every run has a ratio of its own
 
     def subjects(self, names):
         """The subjects (levels, arms, "run") this threshold is read on."""
         if self.scope is not None:
             return [self.scope]
-        if self.metric == "ratio":
+        if self.metric == "ratio" and not self.scoped_ratio:
             return [RUN]
         return [n for n in names if n != RUN] or [RUN]
 
@@ -55,8 +58,9 @@ class Threshold:
         return out
 
 
-def parse(text):
-    """A Threshold from EXPR; ValueError saying what is wrong."""
+def parse(text, scoped_ratio=False):
+    """A Threshold from EXPR; ValueError saying what is wrong. scoped_ratio: each subject has a
+    ratio of its own (bench), not only the run (flip)."""
     m = _EXPR.match(text.strip())
     if m is None:
         raise ValueError("--fail-if wants METRIC OP NUMBER[UNIT][@SCOPE], e.g. p99<50ms or errors<0.1%%, got %r"
@@ -77,19 +81,19 @@ def parse(text):
             raise ValueError("--fail-if %s: a share above 100%%" % text)
     elif unit:
         raise ValueError("--fail-if %s: %s takes no unit" % (text, metric))
-    if metric == "ratio" and scope not in (None, RUN):
+    if metric == "ratio" and scope not in (None, RUN) and not scoped_ratio:
         raise ValueError("--fail-if %s: ratio is the whole run's (on / off)" % text)
-    return Threshold(text.strip(), metric, op, limit, scope)
+    return Threshold(text.strip(), metric, op, limit, scope, scoped_ratio)
 
 
-def argument(without=()):
+def argument(without=(), scoped_ratio=False):
     """argparse `type=` for --fail-if of a command whose runs have no figure `without` (steps and
     spray have no ratio): a bad EXPR is one usage line and exit 2."""
     import argparse
 
     def parse_arg(text):
         try:
-            t = parse(text)
+            t = parse(text, scoped_ratio)
         except ValueError as e:
             raise argparse.ArgumentTypeError(str(e))
         if t.metric in without:

@@ -11,6 +11,23 @@ def parse(text):
     return thresholds.parse(text)
 
 
+class ScopedRatio(unittest.TestCase):
+    """bench: every run has a ratio of its own (sutlab against its reference)."""
+
+    def test_each_run_is_read(self):
+        t = thresholds.parse("ratio>=0.8", scoped_ratio=True)
+        runs = {"static.health_check": {"ratio": 0.9}, "static.status.txt": {"ratio": 0.7}}
+        self.assertEqual(t.violations(runs), [("static.status.txt", 0.7)])
+        one = thresholds.parse("ratio>=0.8@static.health_check", scoped_ratio=True)
+        self.assertEqual(one.violations(runs), [])
+        self.assertEqual(thresholds.parse("ratio>=0.8@delivery.cache-on", scoped_ratio=True).violations(runs),
+                         [("delivery.cache-on", None)])  # a run that was not measured
+
+    def test_flip_keeps_the_runs_only(self):
+        with self.assertRaises(ValueError):
+            thresholds.parse("ratio>=0.8@static.health_check")
+
+
 class Parse(unittest.TestCase):
     def test_latency_units_become_ms(self):
         self.assertEqual(parse("p99<50ms").limit, 50.0)

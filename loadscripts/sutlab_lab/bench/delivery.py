@@ -295,3 +295,18 @@ def print_report(ctx, res):
     for n in CACHED:
         if res["cache_seen"][n]["miss"] or res["cache_seen"][n]["error"]:
             print("warning: the %s runs were not all hits (see the %s line above)" % (n, n))
+
+
+def figures(ctx, res):
+    """What bench --fail-if reads: each sutlab run's medians as the subject delivery.RUN (rps,
+    p50, p99, errors as a share of its requests, ratio: against the first reference TARGETS
+    gives it: cache-off / pgbench, cache-on and cache-local / cache-off)."""
+    out, runs = {}, res["runs"]
+    for name in SUTLAB_DELIVERY:
+        m = report.medians(runs[name], ("rps", "p50", "p99"))
+        requests = (m["rps"] or 0.0) * ctx.args.duration * len(runs[name])
+        b = next(t[2] for t in TARGETS if t[1] == name)
+        out["delivery." + name] = {"rps": m["rps"], "p50": m["p50"], "p99": m["p99"],
+                                   "errors": m["errors"] / requests if requests else None,
+                                   "ratio": report.round_ratios(runs[name], runs[b])[0]}
+    return out

@@ -243,3 +243,18 @@ def print_report(ctx, res):
                 ENDPOINTS[ep], report.round_ratios(s, h, "rps")[1], report.round_ratios(s, h, "cpu_us_per_req")[1]))
     if errors:
         print("warning: some wrk runs saw socket errors or non-2xx/3xx responses (errors column)")
+
+
+def figures(ctx, res):
+    """What bench --fail-if reads: sutlab's medians on each endpoint as the subject
+    static.ENDPOINT (rps, p50, p99, errors as a share of its requests, ratio: its req/s over
+    nginx's, the ratio of the medians)."""
+    out = {}
+    for ep in ctx.args.endpoints:
+        s, n = res["results"][ep]["sutlab"], res["results"][ep]["nginx"]
+        m = report.medians(s, ("rps", "p50", "p99"))
+        requests = (m["rps"] or 0.0) * ctx.args.duration * len(s)
+        out["static." + ep] = {"rps": m["rps"], "p50": m["p50"], "p99": m["p99"],
+                               "errors": m["errors"] / requests if requests else None,
+                               "ratio": report.round_ratios(s, n, "rps")[0]}
+    return out

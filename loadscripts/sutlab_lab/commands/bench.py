@@ -41,7 +41,8 @@ import sys
 import tempfile
 import time
 
-from .. import LOADSCRIPTS, REPO, htmlreport
+from ..cli import Parser
+from .. import LOADSCRIPTS, REPO, htmlreport, thresholds
 from ..services import procs
 from ..bench import board, cost, dbmode, delivery, services, static
 from ..bench.common import (BOARD_ARTICLE_SCRIPT, BOARD_PAGE_SCRIPT, DB_SUITES, NGINX, PG_BIN,
@@ -266,6 +267,11 @@ def add_run_args(p):
     p.add_argument("--sutlab-arg", action="append", default=[], metavar="ARG",
                    help="extra argument for every 'sutlab serve' (repeatable; use "
                         "--sutlab-arg=--flag; it comes last, so it overrides)")
+    p.add_argument("--fail-if", action="append", default=[], metavar="EXPR",
+                   type=thresholds.argument(without=("mean", "p95", "success"), scoped_ratio=True),
+                   help="exit 1 unless every run meets it (repeatable; sutlab_lab/thresholds.py): the static and "
+                        "delivery suites' runs, e.g. ratio>=0.8@static.health_check, p99<5ms@delivery.cache-on, "
+                        "errors<0.1%%; a run or suite that was not measured violates it")
     p.add_argument("--keep-tmp", action="store_true",
                    help="keep the temp dir (configs, server logs, pgbench logs) and print its path")
     p.add_argument("--out", metavar="DIR",
@@ -346,7 +352,7 @@ def add_cost_args(p):
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="bench",
         description="Measure sutlab side by side with nginx (static), with pgbench and "
                     "redis-benchmark on the delivery listing (delivery), its sync vs async "
@@ -450,16 +456,25 @@ def run_suites(args, sutlab_bin, docroot, tmpdir, needs_services):
     ctx = Context(args, sutlab_bin, docroot, tmpdir, env_line, svc)
     page = htmlreport.Report("bench", "bench --suite %s" % ",".join(args.suite))
     page.flags = "each contender's, in the tables (sutlab's: %s)" % (" ".join(args.sutlab_arg) or "its defaults")
+    figures = {}
     for name in args.suite:
         suite = SUITES[name]
         result = suite.run(ctx)
         with Tee() as printed:
             suite.print_report(ctx, result)
         page.add_text("suite %s" % name, printed.text())
+        if hasattr(suite, "figures"):
+            figures.update(suite.figures(ctx, result))
         sys.stdout.flush()
+    gate_lines = []
+    gate = thresholds.judge(args.fail_if, figures or {thresholds.RUN: {}},
+                            say=lambda ln: (print(ln), gate_lines.append(ln)))
+    if gate_lines:
+        page.add_text("Thresholds (--fail-if)", "\n".join(gate_lines))
     out = args.out or os.path.join(REPO, "var", "bench", time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(out, exist_ok=True)
     log("bench: report %s" % page.write(out))
+    return gate
 
 
 class Tee:
@@ -508,8 +523,7 @@ def main(argv):
             return 130
     tmpdir = tempfile.mkdtemp(prefix="sutlab-bench-")
     try:
-        run_suites(args, sutlab_bin, docroot, tmpdir, needs_services)
-        return 0
+        return run_suites(args, sutlab_bin, docroot, tmpdir, needs_services)
     except RunError as e:
         log("bench: error: %s" % e)
         return 1

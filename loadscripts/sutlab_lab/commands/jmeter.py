@@ -29,6 +29,7 @@ import time
 import urllib.parse
 import zipfile
 
+from ..cli import Parser
 from .. import LOADSCRIPTS, REPO, stats
 
 HERE = os.path.join(LOADSCRIPTS, "jmeter")
@@ -43,7 +44,7 @@ class Usage(Exception):
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="loadscripts/jmeter/run", description=__doc__.split("\n")[0])
+    p = Parser(prog="loadscripts/jmeter/run", description=__doc__.split("\n")[0])
     p.add_argument("--url", default="http://127.0.0.1:8080", help="http://HOST:PORT of sutlab")
     p.add_argument("--threads", type=int, default=100)
     p.add_argument("--rampup", type=int, default=100, help="seconds to start every thread")

@@ -19,13 +19,14 @@ import argparse
 import os
 import sys
 
+from ..cli import Parser
 from .. import metrics, plots, series
 
 SERIES_KINDS = ("locust-history", "locust-seconds", "hey-csv")
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="plot", description=__doc__.split("\n\n")[0],
+    p = Parser(prog="plot", description=__doc__.split("\n\n")[0],
                                 epilog=__doc__.split("\n", 2)[2],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("inputs", nargs="+", metavar="FILE",

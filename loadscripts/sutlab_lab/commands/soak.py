@@ -30,6 +30,7 @@ import subprocess
 import sys
 import time
 
+from ..cli import Parser
 from .. import LOADSCRIPTS, REPO, metrics, parsers
 from ..services import procs
 
@@ -45,7 +46,7 @@ def parse_duration(text):
 
 
 def parse_args():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    ap = Parser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     port = os.environ.get("SUTLAB_LAB_PORT", "8080")
     ap.add_argument("--url", default="http://127.0.0.1:%s" % port, help="sutlab (default %(default)s)")

@@ -144,6 +144,21 @@ class TheCheckCanFail(unittest.TestCase):
         with open(r.write(out)) as f:
             return f.read()
 
+    def test_bench_gates_on_its_runs(self):
+        out = os.path.join(self.tmp, "bench-gate")
+        p = run([os.path.join(LOADSCRIPTS, "bench"), "--suite", "static", "--duration", "1", "--rounds", "1",
+                 "--warmup", "0", "--endpoints", "health_check", "--out", out,
+                 "--fail-if", "ratio>=0.01@static.health_check", "--fail-if", "errors<1%",
+                 "--fail-if", "rps>=1000000000@static.health_check"])
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"(?m)^fail-if rps>=1000000000@static.health_check violated at "
+                                   r"static.health_check: rps is \d+$")
+        self.assertNotIn("ratio>=0.01", p.stdout)
+        self.assertNotIn("errors<1%", p.stdout)
+        p = run([os.path.join(LOADSCRIPTS, "bench"), "--suite", "static", "--fail-if", "mean<2ms"])
+        self.assertEqual(p.returncode, 2, p.stderr)  # bench measures no mean: refused before any run
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
     def test_a_good_page_passes(self):
         p = self.page("good.html", self.report())
         self.assertEqual((p.errors, p.requests, p.data.get("brokenImages")), ([], [], "0"))
