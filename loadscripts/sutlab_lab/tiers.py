@@ -222,6 +222,9 @@ class Sampler:
         self._last_look = None
         self._queues = []
         self._metrics = []
+        # (monotonic time, {tier: CPU seconds of every thread seen so far}) at each look: the
+        # tiers' CPU over time (steps' cpu.csv and cpu.png)
+        self.timeline = []
 
     def _pids(self, tier, kids):
         return tree(self.roots[tier], kids)
@@ -242,6 +245,7 @@ class Sampler:
                     running += 1
                 self._threads[t][key] = (first, now)
             self._active[t] = max(self._active[t], running)
+        self.timeline.append((now_t, {t: sum(last[0] for _, last in self._threads[t].values()) for t in self.names}))
         self._load_pids = self._pids("load", kids)  # refreshed here; read every WRITE_EVERY
         declared = loadcap.capacity(self._load_pids, _allowed_of, _parent_of)
         if declared is not None:
@@ -303,6 +307,7 @@ class Sampler:
             usage[t] = self._usage(t, max(cpu, 0.0), elapsed, kids)
         signals = self._signals()
         signals["outside_cores"], signals["machine_busy"] = self._outside(usage, elapsed)
+        signals["timeline"] = self.timeline
         return usage, signals
 
     def _outside(self, usage, elapsed):

@@ -182,12 +182,16 @@ def main(argv):
     print()
     print(rules)
     stepped.write_csv(rows, names, os.path.join(out_dir, "steps.csv"))
+    timeline = stepped.cpu_timeline(rows, names)
+    stepped.write_cpu_csv(timeline, names, os.path.join(out_dir, "cpu.csv"))
     try:
         stepped.plot(rows, names, os.path.join(out_dir, "steps.png"),
                      "%s %s, levels %s" % (args.tool, what, ",".join(map(str, levels))))
+        if timeline:
+            stepped.plot_cpu(timeline, names, os.path.join(out_dir, "cpu.png"), "CPU per tier over the run")
     except ImportError:
         print("(no PNG: python3-matplotlib is not installed)")
-    print("\n%s: steps.csv, steps.png, report.html, the runs' logs" % out_dir)
+    print("\n%s: steps.csv, cpu.csv, steps.png, cpu.png, report.html, the runs' logs" % out_dir)
     gate_lines = []
     gate = thresholds.judge(args.fail_if, stepped.subjects(rows, args.duration),
                             say=lambda ln: (print(ln), gate_lines.append(ln)))
@@ -211,4 +215,7 @@ def write_page(page, rows, table, rules, gate_lines, gate_ok, out_dir):
     if gate_lines:
         page.add_markdown("Thresholds (--fail-if)", "\n".join("- " + ln for ln in gate_lines))
     page.add_image("req/s and p95 against level, CPU per tier", os.path.join(out_dir, "steps.png"))
+    if os.path.exists(os.path.join(out_dir, "cpu.png")):
+        page.add_image("CPU per tier over time (sampled every %g s)" % tiers.SAMPLE_EVERY,
+                       os.path.join(out_dir, "cpu.png"))
     page.write(out_dir)

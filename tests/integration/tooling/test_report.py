@@ -86,10 +86,15 @@ class Pages(unittest.TestCase):
             return f.read()
 
     def test_steps(self):
-        text = self.assert_rendered("steps", images=1)
+        text = self.assert_rendered("steps", images=2)  # per level, and CPU per tier over time
         for what in ("What ran", "flags in force", "--workers=1", "load average", "limiting tier by level",
-                     "fail-if: all 1 threshold met", "cpu outside"):
+                     "fail-if: all 1 threshold met", "cpu outside", "CPU per tier over time"):
             self.assertIn(what, text)
+        with open(os.path.join(os.path.dirname(self.pages["steps"]), "cpu.csv")) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(lines[0], "t,level,cpu_web_pct,cpu_load_pct")
+        self.assertGreater(len(lines), 3, lines)  # sampled within the steps, not only at their ends
+        self.assertTrue(any(float(ln.split(",")[2]) > 0 for ln in lines[1:]), lines)
         self.assertRegex(text, r"<td>2</td>")
 
     def test_spray(self):
