@@ -21,7 +21,7 @@ import shutil
 import sys
 import time
 
-from .. import REPO, htmlreport, loads, progress, stepped, thresholds, tiers, verdict
+from .. import REPO, htmlreport, loads, progress, promseries, stepped, thresholds, tiers, verdict
 from ..services import client, lab
 from ..cli import Parser, Usage
 from ..errors import RunError
@@ -50,6 +50,9 @@ def arguments(argv):
     p.add_argument("--abort-on-overflow", action="store_true",
                    help="httperf: net.ipv4.tcp_abort_on_overflow=1 during each step (loadscripts/spray)")
     p.add_argument("--out", help="directory for steps.csv, steps.png and the logs")
+    p.add_argument("--prometheus", default="auto", metavar="URL|auto|none",
+                   help="Prometheus to read the run's series from for report.html (prometheus.csv, .png): auto, the "
+                        "lab's when `infra/lab up --monitoring` runs it (default)")
     p.add_argument("--lab-var", default=os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var"),
                    help="the lab's state directory (default $SUTLAB_LAB_VAR, else var/, as infra/lab)")
     for tier in ("web", "lb", "db", "redis"):
@@ -157,6 +160,28 @@ def make_load(args, out_dir):
                       workers=args.load_workers, cpus=args.load_cpus)
 
 
+def prometheus_series(args, out_dir, start, end):
+    """With the lab's monitoring up (or --prometheus URL): the run's series from Prometheus into
+    prometheus.csv and prometheus.png. A Prometheus that does not answer is said, not fatal."""
+    url = promseries.lab_prometheus(args.lab_var) if args.prometheus == "auto" else (
+        None if args.prometheus == "none" else args.prometheus)
+    if not url:
+        return
+    time.sleep(2.0)  # the last second's scrape
+    try:
+        series = promseries.fetch(url, start - 1, end + 1)
+    except (OSError, ValueError) as e:
+        print("(no Prometheus series: %s: %s)" % (url, e))
+        return
+    promseries.write_csv(series, os.path.join(out_dir, "prometheus.csv"))
+    print("Prometheus (%s): %d series over the run in prometheus.csv" % (url, len(series)))
+    if series:
+        try:
+            promseries.plot(series, os.path.join(out_dir, "prometheus.png"), "the run in Prometheus (%s)" % url)
+        except ImportError:
+            pass
+
+
 def main(argv):
     try:
         args = arguments(argv)
@@ -173,8 +198,10 @@ def main(argv):
                              url=args.url)
     page.note_flags()
     print("tiers: %s" % ", ".join("%s %s" % (t, ",".join(map(str, p))) for t, p in sorted(roots.items())))
+    started = time.time()
     rows = stepped.run(make_load(args, out_dir), levels, roots, args.duration, args.warmup, out_dir,
                        scrape=stepped.web_scraper(args.url), sample=progress.server_rate(args.url))
+    prometheus_series(args, out_dir, started, time.time())
     names = [t for t in tiers.TIERS if any(t in r.get("tiers", {}) for r in rows)]
     table, rules = stepped.markdown(rows, names), "\n".join(READING + ["  - " + rule for rule in verdict.RULES])
     print()
@@ -215,6 +242,9 @@ def write_page(page, rows, table, rules, gate_lines, gate_ok, out_dir):
     if gate_lines:
         page.add_markdown("Thresholds (--fail-if)", "\n".join("- " + ln for ln in gate_lines))
     page.add_image("req/s and p95 against level, CPU per tier", os.path.join(out_dir, "steps.png"))
+    if os.path.exists(os.path.join(out_dir, "prometheus.png")):
+        page.add_image("The run in Prometheus, each tier's series (prometheus.csv)",
+                       os.path.join(out_dir, "prometheus.png"))
     if os.path.exists(os.path.join(out_dir, "cpu.png")):
         page.add_image("CPU per tier over time (sampled every %g s)" % tiers.SAMPLE_EVERY,
                        os.path.join(out_dir, "cpu.png"))

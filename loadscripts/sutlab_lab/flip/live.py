@@ -108,7 +108,7 @@ def point(t, m, cpu):
             le = float(lbl["le"])
             buckets[le] = buckets.get(le, 0.0) + v
     return {"t": t, "requests": sum(v for _, v in app),
-            "errors": sum(v for lbl, v in app if lbl.get("status", "0")[:1] in ("4", "5")),
+            "errors": sum(v for lbl, v in app if lbl.get("code", "0")[:1] in ("4", "5")),
             "buckets": buckets, "cpu": cpu}
 
 

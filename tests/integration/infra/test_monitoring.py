@@ -208,6 +208,15 @@ class Monitoring(unittest.TestCase):
         print("steps: %.0f req/s; Prometheus sum(rate(http_requests_total[%ds])) over the step: %.0f req/s (%+.1f %%)"
               % (rps, duration - 1, prom, (prom / rps - 1) * 100))
         self.assertLess(abs(prom / rps - 1), 0.10, "steps %.0f req/s, Prometheus %.0f" % (rps, prom))
+        # steps found the lab's Prometheus by itself: the run's series are in its report
+        with open(os.path.join(out_dir, "prometheus.csv")) as f:
+            series = list(csv.DictReader(f))
+        panels = {r["panel"] for r in series}
+        self.assertTrue({"web", "machine", "db", "cache"} <= panels, panels)
+        busiest = max(float(r["value"]) for r in series if r["series"] == "sutlab req/s by instance")
+        self.assertGreater(busiest, rps * 0.5, "Prometheus's req/s over the run never came near steps' %.0f" % rps)
+        with open(os.path.join(out_dir, "report.html")) as f:
+            self.assertIn("The run in Prometheus", f.read())
         self.check_down(self.monitoring_pids())
 
     def test_haproxy_two_instances(self):
