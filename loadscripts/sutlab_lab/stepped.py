@@ -65,7 +65,39 @@ def web_scraper(url):
     return scrape
 
 
-def run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker=None):
+def link(lab_var):
+    """(interface, capacity in bytes/s or None) of the link the load crosses: the netns lab's
+    client veth (`to-web`, seen where steps runs in the client namespace) with the rate its
+    `--rate` set, else loopback, uncapped."""
+    if not os.path.exists("/sys/class/net/to-web"):
+        return "lo", None
+    try:
+        with open(os.path.join(lab_var, "netns", "netns.conf")) as f:
+            conf = dict(ln.strip().split("=", 1) for ln in f if "=" in ln)
+    except OSError:
+        return "to-web", None
+    return "to-web", rate_bytes(conf.get("RATE", "").strip())
+
+
+def rate_bytes(rate):
+    """Bytes a second of a tc rate like 10mbit, or None."""
+    for unit, mult in (("gbit", 1e9), ("mbit", 1e6), ("kbit", 1e3), ("bit", 1.0)):
+        if rate.endswith(unit) and rate[:-len(unit)].isdigit():
+            return int(rate[:-len(unit)]) * mult / 8
+    return None
+
+
+def link_bytes(iface):
+    """(rx, tx) bytes of iface so far, or None."""
+    try:
+        with open("/sys/class/net/%s/statistics/rx_bytes" % iface) as rx, \
+                open("/sys/class/net/%s/statistics/tx_bytes" % iface) as tx:
+            return int(rx.read()), int(tx.read())
+    except (OSError, ValueError):
+        return None
+
+
+def run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker=None, net=("lo", None)):
     """One row: the tool at `level` for `warmup` + `duration` seconds; ticker(seconds): a context
     that shows the progress of the measured seconds (progress.Ticker), or None."""
     tag = "level-%s" % level
@@ -78,6 +110,7 @@ def run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker=None
     if inline_warmup:
         time.sleep(warmup)
     sampler = tiers.Sampler(dict(roots, load=[step.proc.pid]), scrape=scrape, load_rusage=True).start()
+    bytes0, t0 = link_bytes(net[0]), time.monotonic()
     # the measured seconds only: a tool's shut-down (Locust's writes its reports for a second or
     # more) and an open model's drain are not the load
     with ticker(duration) if ticker else contextlib.nullcontext():
@@ -86,9 +119,13 @@ def run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker=None
         except subprocess.TimeoutExpired:
             pass
     usage, signals = sampler.stop()
+    bytes1, t1 = link_bytes(net[0]), time.monotonic()
     limit = seconds + load.timeout + 60
     code, output = step.wait(limit)
-    row = {"level": level, "tiers": usage}
+    row = {"level": level, "tiers": usage, "net_iface": net[0], "net_capacity_Bps": net[1]}
+    if bytes0 is not None and bytes1 is not None and t1 > t0:
+        # loopback counts each packet once each way: rx is what the load's side received
+        row["net_rx_Bps"], row["net_tx_Bps"] = (bytes1[0] - bytes0[0]) / (t1 - t0), (bytes1[1] - bytes0[1]) / (t1 - t0)
     row.update(signals)
     if code is None:
         row.update(failed=True, error="%s did not finish within %d s: killed (%s)" % (load.tool, limit, step.log_path))
@@ -108,7 +145,7 @@ def run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker=None
     return row
 
 
-def run(load, levels, roots, duration, warmup, out_dir, scrape=None, progress=print, sample=None):
+def run(load, levels, roots, duration, warmup, out_dir, scrape=None, progress=print, sample=None, net=("lo", None)):
     """The rows of every level; sample: what the progress line reads during a step (progress.py:
     the server's req/s), or None for no progress line."""
     rows = []
@@ -116,7 +153,7 @@ def run(load, levels, roots, duration, warmup, out_dir, scrape=None, progress=pr
         label = "step %d/%d: %s at %s" % (i + 1, len(levels), load.tool, level)
         progress("%s for %d s (+%d s warm-up)" % (label, duration, warmup))
         ticker = (lambda seconds, label=label: ticking.Ticker(label, seconds, sample=sample)) if sample else None
-        rows.append(run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker))
+        rows.append(run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker, net))
     for row, (v, why) in zip(rows, verdict.verdicts(rows)):
         row["verdict"], row["reason"] = v, why
     return rows
@@ -168,7 +205,7 @@ def markdown(rows, tier_names):
     # the success ratio where the tool gives it (the open model's, vegeta's figure)
     ok_col = any("success" in r for r in rows)
     header = ["level", "req/s"] + (["ok %"] if ok_col else []) + ["mean ms", "p50 ms", "p99 ms", "errors"] + \
-             ["cpu %s" % t for t in tier_names] + ["cpu outside", "Send-Q", "listen q", "overflows", "conns", "lag ms", "verdict"]
+             ["cpu %s" % t for t in tier_names] + ["cpu outside", "net MB/s", "Send-Q", "listen q", "overflows", "conns", "lag ms", "verdict"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         if r.get("failed"):
@@ -182,11 +219,22 @@ def markdown(rows, tier_names):
             cells += [_tier_cells(r, t) for t in tier_names]
             # work beside the run, outside every tier sampled: what makes a step `disturbed`
             cells.append(report.fmt(_pct(r.get("outside_cores")), 0, "{}%"))
+            cells.append(_net_cell(r))
             cells += [report.fmt(_kib(r.get("send_q")), 0, "{} KiB"), report.fmt(r.get("listen_q"), 0),
                       report.fmt(r.get("overflows"), 0), report.fmt(r.get("connections"), 0),
                       report.fmt(_ms(r.get("loop_lag_s")), 1), "**%s**" % r.get("verdict")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _net_cell(r):
+    """The busier direction of the load's link, MB/s, and its share of the link's capacity."""
+    rates = [r.get(k) for k in ("net_rx_Bps", "net_tx_Bps") if r.get(k) is not None]
+    if not rates:
+        return report.MISSING
+    cap = r.get("net_capacity_Bps")
+    text = "%.2f" % (max(rates) / 1e6)
+    return text + (" of %.2f (%d%%)" % (cap / 1e6, round(100 * max(rates) / cap)) if cap else "")
 
 
 def _pct(v):
@@ -211,7 +259,8 @@ def write_csv(rows, tier_names, path):
         w.writerow(list(CSV_COLUMNS) + ["cpu_%s_pct" % t for t in tier_names] +
                    ["capacity_%s" % t for t in tier_names] + ["busy_%s" % t for t in tier_names] +
                    ["send_q", "recv_q", "listen_q", "overflows", "connections", "loop_lag_s", "failed",
-                    "writing_load", "send_q_max", "outside_cores", "machine_busy"])
+                    "writing_load", "send_q_max", "outside_cores", "machine_busy", "net_iface", "net_rx_Bps",
+                    "net_tx_Bps", "net_capacity_Bps"])
         for r in rows:
             u = r.get("tiers", {})
             w.writerow([r["level"], r.get("rps"), r.get("success"), r.get("mean"), r.get("p50"), r.get("p95"), r.get("p99"),
@@ -224,7 +273,9 @@ def write_csv(rows, tier_names, path):
                        # share of the step the load tool sat blocked writing its own output
                        [round(u["load"]["writing_s"] / u["load"]["elapsed_s"], 3)
                         if "load" in u and u["load"].get("elapsed_s") else ""] +
-                       [r.get("send_q_max"), _round(r.get("outside_cores"), 3), _round(r.get("machine_busy"), 3)])
+                       [r.get("send_q_max"), _round(r.get("outside_cores"), 3), _round(r.get("machine_busy"), 3)] +
+                       [r.get("net_iface"), _round(r.get("net_rx_Bps"), 0), _round(r.get("net_tx_Bps"), 0),
+                        _round(r.get("net_capacity_Bps"), 0)])
 
 
 def cpu_timeline(rows, tier_names):

@@ -4,6 +4,9 @@ A row is a dict: level, rps, and per tier {busy: CPU used / capacity} (see tiers
 send_q; the previous row, if any, gives the trend. The rules, first match wins:
 
   1. a server tier (web, lb, db, redis) is saturated: the most saturated one;
+     network: else, the link the load crosses carried SATURATED of its capacity or more, in
+     either direction (a capacity is known where the netns lab caps the link: --rate; the
+     TPS-trend write-up checked its bandwidth first);
   2. client not reading: one of the server's sockets holds more than SENDQ_BACKLOG bytes not
      yet taken by its client while the web tier is idle (the TPS-trend write-up's rule: Send-Q
      backs up, so look at the load generator). One socket, not the sum: Send-Q counts bytes not
@@ -61,6 +64,8 @@ RULES = (
     % (SATURATED * 100),
     "client not reading: the largest Send-Q of one server socket > %d KiB (mean over the step) while web < %d%%"
     % (SENDQ_BACKLOG // 1024, IDLE * 100),
+    "network: no server tier saturated, and the link the load crosses carried >= %d%% of its capacity "
+    "(where the lab caps it: infra/lab up --netns --rate)" % (SATURATED * 100),
     "load: the load tool was busy >= %d%% of its capacity (CPU, waiting for a core, or blocked writing "
     "its own output; an open-model tool: it started >= 5%% fewer arrivals than asked), no server tier "
     "saturated" % (SATURATED * 100),
@@ -79,6 +84,13 @@ RULES = (
 def busy(row, tier):
     usage = row.get("tiers", {}).get(tier)
     return None if usage is None else usage.get("busy")
+
+
+def net_share(row):
+    """The busier direction of the load's link over its capacity, or None without a capacity."""
+    cap = row.get("net_capacity_Bps")
+    rates = [row.get(k) for k in ("net_rx_Bps", "net_tx_Bps") if row.get(k) is not None]
+    return max(rates) / cap if cap and rates else None
 
 
 def _share(row, tier, seconds):
@@ -140,6 +152,10 @@ def verdict(row, previous=None):
                  if busy(row, t) is not None and busy(row, t) >= SATURATED]
     if saturated:
         return _named(row, saturated, "%s at %d%% of its capacity")
+    net = net_share(row)
+    if net is not None and net >= SATURATED:
+        return "network", "the %s link carried %d%% of its %.2f MB/s" % (
+            row.get("net_iface", "?"), round(net * 100), row["net_capacity_Bps"] / 1e6)
     web = busy(row, "web")
     send_q = row.get("send_q_max")
     if send_q is not None and send_q > SENDQ_BACKLOG and (web is None or web < IDLE):

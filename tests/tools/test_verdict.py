@@ -22,6 +22,18 @@ class Rules(unittest.TestCase):
         self.assertEqual(verdict.verdict(row(32, 900, web=0.88, db=0.97, load=0.9))[0], "db")
         self.assertEqual(verdict.verdict(row(4, 60000, web=0.5, redis=0.9, load=0.4))[0], "redis")
 
+    def test_network_when_the_capped_link_is_full(self):
+        # the gzip case's 10 Mbit/s link (1.25 MB/s): full while every tier idles
+        full = dict(row(8, 60, web=0.05, load=0.1), net_iface="to-web", net_capacity_Bps=1.25e6,
+                    net_rx_Bps=1.21e6, net_tx_Bps=0.02e6)
+        v, reason = verdict.verdict(full)
+        self.assertEqual(v, "network")
+        self.assertIn("97%", reason)
+        # a saturated server tier still wins, and without a capacity nothing is said of the link
+        self.assertEqual(verdict.verdict(dict(full, tiers={"web": {"busy": 0.95}}))[0], "web")
+        self.assertNotEqual(verdict.verdict(dict(full, net_capacity_Bps=None))[0], "network")
+        self.assertNotEqual(verdict.verdict(dict(full, net_rx_Bps=0.5e6))[0], "network")
+
     def test_load_when_only_the_client_is_saturated(self):
         # the 000 write-up: Locust at 90-100 %, the web at 10 %
         v, reason = verdict.verdict(row(50, 700, web=0.10, db=0.02, load=0.97))

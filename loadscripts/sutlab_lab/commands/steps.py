@@ -199,8 +199,9 @@ def main(argv):
     page.note_flags()
     print("tiers: %s" % ", ".join("%s %s" % (t, ",".join(map(str, p))) for t, p in sorted(roots.items())))
     started = time.time()
+    net = stepped.link(args.lab_var)
     rows = stepped.run(make_load(args, out_dir), levels, roots, args.duration, args.warmup, out_dir,
-                       scrape=stepped.web_scraper(args.url), sample=progress.server_rate(args.url))
+                       scrape=stepped.web_scraper(args.url), sample=progress.server_rate(args.url), net=net)
     prometheus_series(args, out_dir, started, time.time())
     names = [t for t in tiers.TIERS if any(t in r.get("tiers", {}) for r in rows)]
     table, rules = stepped.markdown(rows, names), "\n".join(READING + ["  - " + rule for rule in verdict.RULES])

@@ -29,6 +29,7 @@ import collections
 import fcntl
 import gzip
 import http.client
+import csv
 import json
 import os
 import random
@@ -386,6 +387,20 @@ class NetnsLab(unittest.TestCase):
         slow = self.download_seconds()
         self.assertGreater(slow, 3.0, "10mbit cap: 5 MB in %.2f s" % slow)
         self.assertLess(slow, 15.0)
+        # steps in the client namespace, wrk with two threads (--load-workers): the capped link is
+        # a tier of its table, and the one that limits
+        out_dir = os.path.join(self.var, "steps-net")
+        proc = self.client("/usr/bin/python3", os.path.join(ROOT, "loadscripts", "steps"), "--tool", "wrk",
+                           "--load-workers", "2", "--path", "/big.bin", "--levels", "4", "--duration", "3",
+                           "--warmup", "0", "--timeout", "20", "--lab-var", self.var, "--out", out_dir, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stdout[-3000:])
+        with open(os.path.join(out_dir, "steps.csv")) as f:
+            step = list(csv.DictReader(f))[0]
+        self.assertEqual((step["net_iface"], float(step["net_capacity_Bps"])), ("to-web", 1.25e6), step)
+        self.assertEqual(step["verdict"], "network", step)
+        self.assertGreater(float(step["net_rx_Bps"]), 0.85 * 1.25e6, step)
+        with open(os.path.join(out_dir, "level-4.log")) as f:
+            self.assertIn("2 threads and 4 connections", f.read())
         # the scaled web tier inside the web namespace, behind nginx on the web address
         out = lab(self.env, "up", "--netns", "--instances", "2", "--lb", "nginx").stdout
         self.assertRegex(out, r"front +nginx running .*http://10\.77\.1\.2:8080 +/health_check 200")
