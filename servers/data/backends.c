@@ -35,10 +35,11 @@ static const flags_def_t store_flags[] = {
     F("cache-ttl", FLAGS_INT, cache_ttl, 1, 86400 * 30, NULL, "SECONDS", "60", "lifetime of a cached listing", 1),
     F("cache-timeout", FLAGS_INT, cache_timeout, 1, 60000, NULL, "MS", "100",
       "a Redis call unanswered this long is abandoned and the listing comes from PostgreSQL", 0),
-    F("cache-local", FLAGS_BOOL, cache_local, 0, 0, NULL, NULL, "off",
-      "with --redis-cache: each worker also keeps the listings it read from Redis in memory, kept coherent "
-      "by Redis client-side caching (CLIENT TRACKING), so a hit skips the Redis round trip",
-      1),
+    /* live: with the admin listener, the copy exists from the start (on_worker_start) */
+    {.name = "cache-local", .kind = FLAGS_BOOL, .offset = offsetof(backends_settings_t, cache_local), .value = "off",
+     .in_flags = 1, .live = 1,
+     .help = "with --redis-cache: each worker also keeps the listings it read from Redis in memory, kept coherent "
+             "by Redis client-side caching (CLIENT TRACKING), so a hit skips the Redis round trip"},
 };
 
 /* In serve's --help it stands before --handler-mode */
@@ -89,8 +90,10 @@ static void on_worker_start(server_worker_t *w, void *data)
     /* with the admin listener --redis-cache may turn on later: its client
      * is there from the start */
     if (st->redis_cache || b->server->cfg->has_admin_listen) {
-        cache_settings_t cs = {st->redis_url, st->cache_timeout, st->db_mode == BACKENDS_DB_SYNC, st->cache_local,
-                               st->cache_ttl, &st->redis_cache};
+        /* with the admin listener the copy is made too, so that --cache-local can turn on */
+        cache_settings_t cs = {st->redis_url, st->cache_timeout, st->db_mode == BACKENDS_DB_SYNC,
+                               st->cache_local || b->server->cfg->has_admin_listen, st->cache_ttl, &st->redis_cache,
+                               &st->cache_local};
         /* the URL was validated at startup, so NULL here is memory */
         if ((w->cache = cache_create(w->ctx.loop, &cs, &b->cache_families, m, w->index)) == NULL)
             h2o_fatal("cannot create the Redis client");

@@ -498,7 +498,9 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
     const char *value;
     size_t len;
 
-    if (c->near != NULL) {
+    /* off, the copy neither answers nor keeps (the ticket stays 0), but its
+     * tracking goes on, so what it holds is still coherent when it is back on */
+    if (c->near != NULL && flags_live_read(c->settings.local_on)) {
         int vouched = c->blocking == NULL ? fresh(c) : cache_blocking_vouch(c->blocking);
         if (cache_near_lookup(c->near, key, field, vouched, &rq->req->pool, &value, &len, &ticket)) {
             deliver(c, rq, cb, started, CACHE_HIT, value, len, 1);

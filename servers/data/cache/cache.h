@@ -51,9 +51,10 @@ typedef struct cache_settings {
     const char *url; /* redis://HOST:PORT[/DB] */
     int timeout_ms;
     int sync;
-    int local;  /* --cache-local: keep hits in memory, coherent through CLIENT TRACKING */
+    int local;  /* the --cache-local copy exists (tracked through CLIENT TRACKING) */
     int ttl_s;  /* --cache-ttl: a Redis entry's life, and a local copy's at most */
-    const int *on; /* the live --redis-cache (read with flags_live_read) */
+    const int *on;       /* the live --redis-cache (read with flags_live_read) */
+    const int *local_on; /* the live --cache-local: the copy answers and keeps only while on */
 } cache_settings_t;
 
 typedef struct cache_client cache_client_t;

@@ -271,7 +271,7 @@ class LiveFlags(unittest.TestCase):
 
     def test_refusals(self):
         with Admin() as a:
-            status, _, body = a.call("PUT", "/admin/flags/cache-local", {"value": "on"})
+            status, _, body = a.call("PUT", "/admin/flags/workers", {"value": 4})
             self.assertEqual(status, 409)
             self.assertIn("needs a restart", body["errors"]["flag"][0])
             self.assertEqual(a.call("PUT", "/admin/flags/nope", {"value": "on"})[0], 404)
@@ -283,7 +283,7 @@ class LiveFlags(unittest.TestCase):
             self.assertEqual(a.call("POST", "/admin/faults", "x" * 20000)[0], 413)
             state = a.call("GET", "/admin")[2]
             self.assertEqual(state["flags"]["app-cpu-us"], 0)
-            self.assertIn("cache-local", state["restart_only"])
+            self.assertIn("workers", state["restart_only"])
 
 
 class LiveCache(unittest.TestCase):
@@ -325,6 +325,33 @@ class LiveCache(unittest.TestCase):
             self.assertEqual(headers.get("x-cache"), "MISS")
             mine = [x for x in json.loads(body) if x["id"] == sid]
             self.assertEqual([x["openStatus"] for x in mine], [after], "a stale entry from before the write")
+
+
+    def test_cache_local_on_then_off(self):
+        url = pgtest.fresh_database(self)
+        migrate_and_seed(url, "tiny")
+        redis_cli(self.REDIS_DB, "FLUSHDB")
+        cat = int(pgtest.scalar(url, "SELECT category_id FROM stores ORDER BY id LIMIT 1"))
+        listing = "/stores?categoryId=%d" % cat
+
+        def local_hits(a):
+            m = a.srv.request("GET", "/metrics")[2].decode()
+            return sum(float(ln.split()[-1]) for ln in m.splitlines() if ln.startswith("cache_local_hits_total"))
+
+        def hits_after(a, n=20):
+            before = local_hits(a)
+            for _ in range(n):
+                self.assertEqual(a.srv.request("GET", listing)[1].get("x-cache"), "HIT")
+            return local_hits(a) - before
+        with Admin(db_url=url, workers=1, extra=["--redis-url", redis_url(self.REDIS_DB), "--redis-cache"]) as a:
+            a.srv.request("GET", listing)  # MISS: now in Redis
+            self.assertEqual(hits_after(a), 0)  # every hit from Redis
+            self.assertEqual(a.call("PUT", "/admin/flags/cache-local", {"value": "on"})[0], 200)
+            a.srv.request("GET", listing)  # from Redis, and kept
+            time.sleep(0.3)  # the copy is trusted once tracking is confirmed
+            self.assertGreaterEqual(hits_after(a), 15)  # from the worker's copy
+            self.assertEqual(a.call("PUT", "/admin/flags/cache-local", {"value": "off"})[0], 200)
+            self.assertEqual(hits_after(a), 0)
 
 
 class Faults(unittest.TestCase):
