@@ -16,6 +16,17 @@
 # (127.0.0.1:PROM_PORT+5.. for instances 1..N), and each target keeps its namespace's address as
 # its `instance` label (e.g. sutlab-web/127.0.0.1:8081).
 #
+# The container lab (`up --containers --monitoring`): everything runs here too, and reaches the
+# containers at their addresses on the project's network (reachable from this host with rootful
+# podman; only HAProxy's front is published). Those addresses change whenever a container starts
+# again (`restart --containers`, a `podman kill` and `start`), so Prometheus finds the sutlab
+# replicas and HAProxy (its PROMEX frontend on :8404, infra/deploy/compose/haproxy.cfg) by asking
+# podman itself, every 2 s: `podman system service` (program podman-api) serves podman's
+# Docker-compatible API on var/monitoring/podman.sock for Prometheus's docker_sd_configs. Each
+# replica's `instance` label is its container name (sutlab-lab_sutlab_2), `replica` its number. The
+# PostgreSQL and Redis exporters connect to their containers' addresses as they are at `up`;
+# `status` starts an exporter again when its container's address has changed since.
+#
 # Every sutlab instance is scraped every second; the recording rules of infra/deploy/prometheus are
 # loaded (evaluated every second too), and `promtool check config` and `check rules` must pass before
 # anything starts. Never the packages' default ports (9090, 9100, 9187, 9121), never their own
@@ -37,10 +48,16 @@ MON_REDIS_PORT=$((MON_PORT + 3))
 # shellcheck disable=SC2034  # used by infra/lab (scale_tier: T_PROMEX)
 MON_HAPROXY_PORT=$((MON_PORT + 4))
 # The programs (started in this order; stopped in the reverse one; nsrelay with --netns only).
-MON_PROGS=(node-exporter postgres-exporter redis-exporter nsrelay prometheus)
+MON_PROGS=(node-exporter postgres-exporter redis-exporter nsrelay podman-api prometheus)
 MON_RELAY=$ROOT/infra/lib/nsrelay.py
+# the container lab: podman's Docker-compatible API, for Prometheus's container discovery
+MON_PODMAN_SOCK=$MON_DIR/podman.sock
+# HAProxy's exporter in the container lab (the frontend "prometheus" of compose/haproxy.cfg)
+MON_C_PROMEX_PORT=8404
 # Set by mon_up for the netns lab: the namespace the PostgreSQL and Redis exporters run in.
 MON_NS=''
+# The lab the monitoring watches (process, netns or containers): $MON_DIR/mode, written by mon_up.
+MON_MODE=process
 MON_RULES_SRC=$ROOT/infra/deploy/prometheus/sutlab-rules.yml
 
 # mon_port PROG: the port PROG listens on.
@@ -56,6 +73,7 @@ mon_port() {
 # mon_listen_arg PROG: the argv entry that names our listener (how our processes are told apart).
 mon_listen_arg() {
   if [ "$1" = nsrelay ]; then printf '%s\n' "$MON_RELAY"; return 0; fi
+  if [ "$1" = podman-api ]; then printf 'unix://%s\n' "$MON_PODMAN_SOCK"; return 0; fi
   printf -- '--web.listen-address=127.0.0.1:%s\n' "$(mon_port "$1")"
 }
 
@@ -81,6 +99,12 @@ mon_running() {
 
 mon_url() { printf 'http://127.0.0.1:%s\n' "$MON_PORT"; }
 
+# mon_load_mode: MON_MODE from $MON_DIR/mode (process when none was recorded).
+mon_load_mode() {
+  MON_MODE=$(cat "$MON_DIR/mode" 2>/dev/null || echo process)
+  case $MON_MODE in process|netns|containers) ;; *) MON_MODE=process ;; esac
+}
+
 # mon_dsn URL: a PostgreSQL URL for the exporter (lib/pq): sslmode=disable unless the URL says one.
 mon_dsn() {
   case $1 in
@@ -101,10 +125,15 @@ mon_redis_addr() {
 # mon_targets MODE: what Prometheus scrapes, one "JOB ADDRESS INSTANCE TIER RELAY" line each
 # (INSTANCE: the label to show, - for ADDRESS itself; TIER: the sutlab target's tier label, or -;
 # RELAY: NAMESPACE:HOST:PORT that nsrelay joins ADDRESS to, or -). MODE process: the running
-# process lab (the scaled tier of var/scale, else the single sutlab); netns: the netns lab.
+# process lab (the scaled tier of var/scale, else the single sutlab); netns: the netns lab;
+# containers: the container lab, whose sutlab and HAProxy targets Prometheus discovers itself
+# (mon_docker_sd_job), so only the exporters and Prometheus are listed.
 mon_targets() {
   local i port listen
-  if [ "$1" = netns ]; then
+  if [ "$1" = containers ]; then
+    printf 'node 127.0.0.1:%s - - -\npostgres 127.0.0.1:%s - - -\nredis 127.0.0.1:%s - - -\n' \
+      "$MON_NODE_PORT" "$MON_PG_PORT" "$MON_REDIS_PORT"
+  elif [ "$1" = netns ]; then
     tier_load "$NS_DIR/web" || return 0
     for i in $(seq 1 "$T_N"); do
       port=$((MON_PORT + 4 + i))
@@ -159,6 +188,12 @@ rule_files:
 scrape_configs:
 EOF
     for j in sutlab haproxy node postgres redis prometheus; do
+      if [ "$1" = containers ]; then
+        case $j in
+          sutlab) mon_docker_sd_job sutlab sutlab 8080; continue ;;
+          haproxy) mon_docker_sd_job haproxy haproxy "$MON_C_PROMEX_PORT"; continue ;;
+        esac
+      fi
       grep -q "^$j " "$MON_DIR/targets.txt" || continue
       printf '  - job_name: %s\n    metrics_path: /metrics\n    static_configs:\n' "$j"
       while read -r job addr inst tier relay; do
@@ -172,6 +207,74 @@ EOF
       done < "$MON_DIR/targets.txt"
     done
   } > "$MON_DIR/prometheus.yml"
+}
+
+# mon_docker_sd_job JOB SERVICE PORT: a scrape job for the container lab's running containers of the
+# compose service SERVICE (C_PROJECT's, on its one network: podman's API gives no network names for
+# Prometheus's __meta_docker_network_name), at ADDRESS:PORT, found through podman's
+# Docker-compatible API (podman-api). Labels: instance = the container's name, tier = containers,
+# and for sutlab replica = its number (com.docker.compose.container-number, podman-compose's label).
+mon_docker_sd_job() {
+  cat <<EOF
+  - job_name: $1
+    metrics_path: /metrics
+    docker_sd_configs:
+      - host: unix://$MON_PODMAN_SOCK
+        port: $3
+        refresh_interval: 2s
+        filters:
+          - name: label
+            values: ["io.podman.compose.project=$C_PROJECT"]
+    relabel_configs:
+      - source_labels: [__meta_docker_container_label_com_docker_compose_service]
+        regex: $2
+        action: keep
+      - source_labels: [__meta_docker_network_ip]
+        regex: (.+)
+        replacement: \${1}:$3
+        target_label: __address__
+      - source_labels: [__meta_docker_container_name]
+        regex: /?(.+)
+        target_label: instance
+      - target_label: tier
+        replacement: containers
+EOF
+  [ "$1" != sutlab ] || cat <<EOF
+      - source_labels: [__meta_docker_container_label_com_docker_compose_container_number]
+        target_label: replica
+EOF
+}
+
+# mon_c_addr SERVICE: the address of the container lab's SERVICE container on its network.
+mon_c_addr() {
+  podman inspect --format '{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}' "$(c_name "$1")" 2>/dev/null |
+    awk '{ print $1 }'
+}
+
+# mon_c_pg_password: POSTGRES_PASSWORD of the container lab's PostgreSQL (the compose file's default
+# unless the environment of `up` set another).
+mon_c_pg_password() {
+  podman inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$(c_name postgres)" 2>/dev/null |
+    sed -n 's/^POSTGRES_PASSWORD=//p' | head -n 1
+}
+
+# mon_c_follow: (container lab) start the PostgreSQL or Redis exporter again when its container's
+# address is not the one it was started with ($MON_DIR/PROG.addr): the container started again.
+# 1 when none was started again.
+mon_c_follow() {
+  local prog svc addr rc=1
+  for prog in postgres-exporter redis-exporter; do
+    svc=${prog%-exporter}
+    mon_pid "$prog" >/dev/null || continue
+    addr=$(mon_c_addr "$svc")
+    [ -n "$addr" ] || continue
+    [ "$addr" != "$(cat "$MON_DIR/$prog.addr" 2>/dev/null)" ] || continue
+    say "(the $svc container's address is now $addr: starting $prog again)"
+    mon_stop "$prog"
+    mon_start "$prog" || warn "$prog did not start again (log: $LOGDIR/monitoring-$prog.log)"
+    rc=0
+  done
+  return "$rc"
 }
 
 # mon_check: promtool on the config and the rules; a failure stops `up` with promtool's lines.
@@ -201,6 +304,15 @@ mon_start() {
   if [ -n "$MON_NS" ]; then
     db_url="postgresql://postgres@127.0.0.1:$NS_PG_PORT/sutlab" redis_url="redis://127.0.0.1:$NS_REDIS_PORT"
   fi
+  if [ "$MON_MODE" = containers ]; then
+    case $prog in
+      postgres-exporter|redis-exporter)
+        addr=$(mon_c_addr "${prog%-exporter}")
+        [ -n "$addr" ] || { say "the ${prog%-exporter} container of $C_PROJECT has no address (is it running?)"; return 1; }
+        printf '%s\n' "$addr" > "$MON_DIR/$prog.addr"
+        db_url="postgresql://postgres:$(mon_c_pg_password)@$addr:5432/sutlab" redis_url="redis://$addr:6379" ;;
+    esac
+  fi
   if [ -n "$port" ] && port_in_use "$port"; then
     die "port $port (for $prog) is already in use by another program: set SUTLAB_LAB_PROM_PORT (Prometheus; the exporters use the four ports after it)"
   fi
@@ -213,6 +325,10 @@ mon_start() {
     node-exporter) set -- prometheus-node-exporter "$@" ;;
     postgres-exporter) set -- prometheus-postgres-exporter "$@" ;;
     redis-exporter) set -- prometheus-redis-exporter --redis.addr="$(mon_redis_addr "$redis_url")" "$@" ;;
+    podman-api)
+      port='' path=''
+      rm -f "$MON_PODMAN_SOCK"
+      set -- podman system service --time=0 "$@" ;;
     nsrelay)
       port='' path=''
       set -- /usr/bin/python3 "$MON_RELAY"
@@ -246,7 +362,9 @@ mon_start() {
       tail -n 20 "$log"
       return 1
     fi
-    if [ -z "$port" ]; then   # nsrelay: its listeners are all made before it says so
+    if [ "$prog" = podman-api ]; then
+      curl -fsS -o /dev/null --max-time 1 --unix-socket "$MON_PODMAN_SOCK" http://podman/_ping 2>/dev/null && return 0
+    elif [ -z "$port" ]; then   # nsrelay: its listeners are all made before it says so
       mon_relays_listen && return 0
     elif [ -n "$in_ns" ]; then
       ip netns exec "$in_ns" curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$port$path" 2>/dev/null && return 0
@@ -254,7 +372,7 @@ mon_start() {
       curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$port$path" 2>/dev/null && return 0
     fi
     if [ "$SECONDS" -ge "$deadline" ]; then
-      say "$prog did not answer on 127.0.0.1:$port within 30 s; last lines of $log:"
+      say "$prog did not answer ${port:+on 127.0.0.1:$port }within 30 s; last lines of $log:"
       tail -n 20 "$log"
       mon_stop "$prog"
       return 1
@@ -270,6 +388,10 @@ mon_stop() {
     stop_pid "$pid" 15
   fi
   rm -f "$MON_DIR/$1.pid"
+  case $1 in
+    podman-api) rm -f "$MON_PODMAN_SOCK" ;;
+    postgres-exporter|redis-exporter) rm -f "$MON_DIR/$1.addr" ;;
+  esac
 }
 
 # mon_down: stop every program of the monitoring (the data stays in var/monitoring/data).
@@ -308,8 +430,10 @@ mon_up() {
   local mode=${1:-process} p addr relay
   command -v prometheus >/dev/null || die "prometheus is not installed (infra/lab up --monitoring installs it)"
   mon_down
-  MON_NS=''
+  MON_NS='' MON_MODE=$mode
   [ "$mode" = netns ] && MON_NS=$NS_DB
+  mkdir -p "$MON_DIR"
+  printf '%s\n' "$mode" > "$MON_DIR/mode"
   mon_write_config "$mode"
   mon_check
   while read -r _ addr _ _ relay; do
@@ -319,12 +443,15 @@ mon_up() {
   done < "$MON_DIR/targets.txt"
   for p in "${MON_PROGS[@]}"; do
     [ "$p" != nsrelay ] || [ "$mode" = netns ] || continue
+    [ "$p" != podman-api ] || [ "$mode" = containers ] || continue
     mon_start "$p" || { mon_down; die "the monitoring did not start (logs: $LOGDIR/monitoring-*.log)"; }
   done
   mon_wait_targets 15 || warn "not every target is up yet (infra/lab status shows them)"
   say ""
   say "Prometheus: $(mon_url)   (targets: $(mon_url)/targets, graph: $(mon_url)/graph)"
   say "  e.g. sum(rate(http_requests_total[10s])), sutlab:http_requests:rate1m; every target scraped each second"
+  [ "$mode" != containers ] ||
+    say "  each sutlab container by name (instance) and number (replica): sum by (replica) (rate(http_requests_total[10s]))"
   mon_status "  "
 }
 
@@ -335,14 +462,24 @@ mon_status() {
     [ -d "$MON_DIR/data" ] && say "${ind}monitoring  stopped  (Prometheus data kept in $MON_DIR/data)"
     return 0
   fi
+  mon_load_mode
+  if [ "$MON_MODE" = containers ] && c_load && c_engine_present; then
+    c_use_conf
+    # a restarted exporter: its target's health once Prometheus has scraped it again
+    if mon_c_follow; then mon_wait_targets 5 || true; fi
+  fi
   for p in "${MON_PROGS[@]}"; do
     if pid=$(mon_pid "$p"); then
       if [ "$p" = nsrelay ]; then
         say "${ind}$(printf '%-18s' "$p") running  pid $pid  (into the netns lab's namespaces)"
+      elif [ "$p" = podman-api ]; then
+        say "${ind}$(printf '%-18s' "$p") running  pid $pid  unix://$MON_PODMAN_SOCK  (finds the containers for Prometheus)"
+      elif [ -f "$MON_DIR/$p.addr" ]; then
+        say "${ind}$(printf '%-18s' "$p") running  pid $pid  http://127.0.0.1:$(mon_port "$p")  (watching $(cat "$MON_DIR/$p.addr"))"
       else
         say "${ind}$(printf '%-18s' "$p") running  pid $pid  http://127.0.0.1:$(mon_port "$p")"
       fi
-    elif [ "$p" != nsrelay ]; then
+    elif [ "$p" != nsrelay ] && [ "$p" != podman-api ]; then
       say "${ind}$(printf '%-18s' "$p") stopped  port $(mon_port "$p")"
     fi
   done

@@ -15,6 +15,14 @@ stores all along:
 - `infra/lab restart --containers` (one at a time, SIGTERM, graceful drain): no failed request;
 - every write the server acknowledged (201) is in PostgreSQL afterwards, and after `up` again.
 
+The stack comes up with `--monitoring` (infra/lib/monitoring.sh): Prometheus and Debian's exporters
+run on this host, on private ports; before the drills, every target is up in Prometheus's
+/api/v1/targets (each sutlab container at its own address, labelled with its name and replica
+number, HAProxy's PROMEX exporter, the PostgreSQL and Redis exporters watching the containers,
+the node exporter, Prometheus), pg_up and redis_up are 1, requests through HAProxy show in
+http_requests_total once per replica, `status` lists each target's health; `up` again without
+`--monitoring` stops it all and keeps the data.
+
 Skipped, saying so, only when podman or podman-compose is not installed (infra/lab test installs
 them) or when not root (rootful podman). The first run on a machine builds the images (debootstrap
 and apt inside the builds: minutes); later runs find them cached.
@@ -23,7 +31,6 @@ and apt inside the builds: minutes); later runs find them cached.
 import http.client
 import json
 import os
-import random
 import re
 import shutil
 import signal
@@ -33,12 +40,14 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.parse
 import uuid
 
 from sutlab_testlib import port_is_free, source_root
 from sutlab_lab.parsers import parse_wrk
 # cleanups run even when meson's timeout terminates the run (test_infra's SIGTERM/SIGINT handler)
-from test_infra import _EMERGENCY
+from test_infra import _EMERGENCY, alive
+from test_monitoring import free_run
 
 ROOT = source_root()
 LAB = os.path.join(ROOT, "infra", "lab")
@@ -55,12 +64,7 @@ def engine_missing():
 
 
 def container_port():
-    rnd = random.Random()
-    for _ in range(200):
-        port = rnd.randrange(20000, 32000)
-        if port_is_free(port):
-            return port
-    raise AssertionError("no free port")
+    return free_run(1)
 
 
 class Lab:
@@ -70,9 +74,10 @@ class Lab:
         self.var = tempfile.mkdtemp(prefix="sutlab-clab-")
         self.project = "sutlab-t" + uuid.uuid4().hex[:6]
         self.port = container_port()
+        self.prom = free_run(5)   # Prometheus and its four exporters' ports (up --monitoring)
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("SUTLAB_")}
         self.env.update(SUTLAB_LAB_VAR=self.var, SUTLAB_LAB_PROJECT=self.project,
-                        SUTLAB_LAB_CONTAINER_PORT=str(self.port))
+                        SUTLAB_LAB_CONTAINER_PORT=str(self.port), SUTLAB_LAB_PROM_PORT=str(self.prom))
         self.conf = os.path.join(self.var, "containers", "containers.conf")
 
     def run(self, *args, timeout=180, check=True):
@@ -163,7 +168,7 @@ class ContainerLab(unittest.TestCase):
         _EMERGENCY.append(cls.lab.destroy)
         t0 = time.monotonic()
         try:
-            cls.up = cls.lab.run("up", "--containers", "--instances", str(N), "--", "--redis-cache",
+            cls.up = cls.lab.run("up", "--containers", "--instances", str(N), "--monitoring", "--", "--redis-cache",
                                  timeout=UP_TIMEOUT)
         except BaseException:
             cls.lab.destroy()
@@ -228,6 +233,75 @@ class ContainerLab(unittest.TestCase):
         type(self).acked.extend(w.acked)
         self.assertGreater(len(w.acked), 10, "the writer got too few writes through")
         return w
+
+    def prom_api(self, path, **params):
+        status, _, body = http_req("127.0.0.1", self.lab.prom, "GET",
+                                   "/api/v1/%s?%s" % (path, urllib.parse.urlencode(params)))
+        self.assertEqual(status, 200, body)
+        doc = json.loads(body)
+        self.assertEqual(doc["status"], "success", doc)
+        return doc["data"]
+
+    def prom_targets(self):
+        return self.prom_api("targets", state="active")["activeTargets"]
+
+    # -- the monitoring (before the drills: every container as up made it)
+
+    def test_1_monitoring(self):
+        t0 = time.monotonic()
+        self.assertIn("Prometheus: http://127.0.0.1:%d" % self.lab.prom, self.up.stdout)
+        sutlabs = {self.lab.name("sutlab", i): (str(i), self.lab.ip("sutlab", i)) for i in range(1, N + 1)}
+        jobs = {"sutlab", "haproxy", "node", "postgres", "redis", "prometheus"}
+        deadline = time.monotonic() + 20
+        while True:
+            targets = self.prom_targets()
+            got = sorted((t["labels"]["job"], t["labels"]["instance"], t["health"]) for t in targets)
+            if ({j for j, _, _ in got} == jobs and len(got) == len(jobs) + N - 1
+                    and all(h == "up" for _, _, h in got)):
+                break
+            self.assertLess(time.monotonic(), deadline, "targets not all up: %s" % got)
+            time.sleep(0.5)
+        # each sutlab container at its own address on the container network, named, numbered
+        seen = {}
+        for t in targets:
+            if t["labels"]["job"] == "sutlab":
+                self.assertEqual(t["scrapeInterval"], "1s")
+                seen[t["labels"]["instance"]] = (t["labels"].get("replica"),
+                                                 urllib.parse.urlsplit(t["scrapeUrl"]).hostname)
+        self.assertEqual(seen, sutlabs)
+        haproxy = [t for t in targets if t["labels"]["job"] == "haproxy"]
+        self.assertEqual([(t["labels"]["instance"], urllib.parse.urlsplit(t["scrapeUrl"]).netloc) for t in haproxy],
+                         [(self.lab.name("haproxy"), "%s:8404" % self.lab.ip("haproxy"))])
+        # the exporters watch the lab's own PostgreSQL and Redis containers
+        for expr in ("pg_up", "redis_up"):
+            result = self.prom_api("query", query=expr)["result"]
+            self.assertEqual([float(r["value"][1]) for r in result], [1.0], (expr, result))
+        for svc in ("postgres", "redis"):
+            with open(os.path.join(self.lab.var, "monitoring", "%s-exporter.addr" % svc)) as f:
+                self.assertEqual(f.read().strip(), self.lab.ip(svc))
+        groups = self.prom_api("rules")["groups"]
+        self.assertIn("sutlab:http_requests:rate1m", [r["name"] for g in groups for r in g["rules"]])
+        # requests through HAProxy: a series per replica, each with its share
+        def per_replica():
+            return {r["metric"].get("replica"): float(r["value"][1]) for r in self.prom_api(
+                "query", query='sum by (replica) (http_requests_total{job="sutlab",route="/health_check"})')["result"]}
+        before = per_replica()
+        for _ in range(20):
+            self.assertEqual(self.get("/health_check")[0], 200)
+        time.sleep(2.5)
+        after = per_replica()
+        self.assertEqual(set(after), {str(i) for i in range(1, N + 1)}, after)
+        for replica, n in after.items():
+            self.assertGreaterEqual(n - before.get(replica, 0), 5, (before, after))
+        active = self.prom_api("query", query='haproxy_backend_active_servers{job="haproxy",proxy="sutlab"}')["result"]
+        self.assertEqual([float(r["value"][1]) for r in active], [float(N)], active)
+        status = self.lab.run("status").stdout
+        for name in sutlabs:
+            self.assertRegex(status, r"target sutlab +%s +up" % re.escape(name))
+        self.assertRegex(status, r"target haproxy +%s +up" % re.escape(self.lab.name("haproxy")))
+        self.assertRegex(status, r"target postgres +127\.0\.0\.1:%d +up" % (self.lab.prom + 2))
+        self.assertRegex(status, r"podman-api +running +pid \d+")
+        sys.stderr.write("  monitoring checked in %.1f s\n" % (time.monotonic() - t0))
 
     # -- the stack
 
@@ -371,6 +445,11 @@ class ContainerLab(unittest.TestCase):
         self.assertEqual(missing, [], "acknowledged writes lost")
 
     def test_7_up_again(self):
+        mon = os.path.join(self.lab.var, "monitoring")
+        pids = {}
+        for prog in ("prometheus", "podman-api", "node-exporter", "postgres-exporter", "redis-exporter"):
+            with open(os.path.join(mon, prog + ".pid")) as f:
+                pids[prog] = int(f.read().split()[0])
         t0 = time.monotonic()
         out = self.lab.run("up", "--containers", "--instances", "1", timeout=UP_TIMEOUT).stdout
         sys.stderr.write("  up again (1 instance, images cached): %.0f s\n" % (time.monotonic() - t0))
@@ -382,6 +461,11 @@ class ContainerLab(unittest.TestCase):
         rows = set(self.lab.psql("SELECT id FROM stores WHERE name LIKE 'drill %'").split())
         self.assertTrue({str(i) for i, _ in self.acked} <= rows, "the database volume was not kept")
         self.assertEqual(self.get("/health_check")[0], 200)
+        # up without --monitoring stopped the monitoring, and kept its data
+        self.assertEqual([p for p, pid in pids.items() if alive(pid)], [])
+        self.assertTrue(port_is_free(self.lab.prom))
+        self.assertFalse(os.path.exists(os.path.join(mon, "podman.sock")))
+        self.assertTrue(os.path.isdir(os.path.join(mon, "data", "wal")))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@
   instances.
 - `down`: no Prometheus, exporter or relay process is left, their ports are free, the TSDB stays in
   var/monitoring/data (and the netns lab's namespaces are gone).
-- `--monitoring` with `--containers`: refused, one line, exit 2.
+- The container lab's monitoring (`--containers --monitoring`) is tested with the container lab, in
+  test_containers.py (one stack for all its tests).
 
 Run under loadscripts/sutlab_lab/services/with-services (SUTLAB_TEST_DB_URL / SUTLAB_TEST_REDIS_URL), with prometheus,
 the three exporters, haproxy, wrk and curl installed (infra/lab test installs them). Each lab runs
@@ -299,12 +300,6 @@ class Monitoring(unittest.TestCase):
         pids = self.monitoring_pids(PROGS + ("nsrelay",))
         self.check_down(pids)
         self.assertEqual(set(names) & namespaces(), set())
-
-    def test_refused_with_containers(self):
-        proc = lab(self.env, "up", "--containers", "--monitoring", check=False, timeout=30)
-        self.assertEqual(proc.returncode, 2, proc.stdout)
-        self.assertEqual(len(proc.stdout.strip().splitlines()), 1, proc.stdout)
-        self.assertIn("--monitoring", proc.stdout)
 
 
 if __name__ == "__main__":
