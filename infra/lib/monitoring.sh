@@ -412,12 +412,14 @@ for t in sorted(json.load(sys.stdin)["data"]["activeTargets"], key=lambda t: (t[
 ' 2>/dev/null || true
 }
 
-# mon_wait_targets SECONDS: until every target is up (1 if some is not by then).
+# mon_wait_targets SECONDS [MIN]: until every target is up, and at least MIN of them (targets found
+# by discovery come a moment after the start); 1 if not by then.
 mon_wait_targets() {
-  local deadline=$((SECONDS + $1)) view
+  local deadline=$((SECONDS + $1)) min=${2:-1} view
   while :; do
     view=$(mon_targets_view)
-    if [ -n "$view" ] && ! printf '%s\n' "$view" | awk '$3 != "up" { bad = 1 } END { exit !bad }'; then
+    if [ -n "$view" ] && [ "$(printf '%s\n' "$view" | wc -l)" -ge "$min" ] &&
+       ! printf '%s\n' "$view" | awk '$3 != "up" { bad = 1 } END { exit !bad }'; then
       return 0
     fi
     [ "$SECONDS" -lt "$deadline" ] || return 1
@@ -427,7 +429,7 @@ mon_wait_targets() {
 
 # mon_up: (re)start the monitoring for the lab that runs now, print its URL and targets.
 mon_up() {
-  local mode=${1:-process} p addr relay
+  local mode=${1:-process} p addr relay min
   command -v prometheus >/dev/null || die "prometheus is not installed (infra/lab up --monitoring installs it)"
   mon_down
   MON_NS='' MON_MODE=$mode
@@ -446,7 +448,10 @@ mon_up() {
     [ "$p" != podman-api ] || [ "$mode" = containers ] || continue
     mon_start "$p" || { mon_down; die "the monitoring did not start (logs: $LOGDIR/monitoring-*.log)"; }
   done
-  mon_wait_targets 15 || warn "not every target is up yet (infra/lab status shows them)"
+  # the container lab: its N sutlab containers and HAProxy besides the four static targets
+  min=1
+  [ "$mode" != containers ] || min=$((C_N + 5))
+  mon_wait_targets 15 "$min" || warn "not every target is up yet (infra/lab status shows them)"
   say ""
   say "Prometheus: $(mon_url)   (targets: $(mon_url)/targets, graph: $(mon_url)/graph)"
   say "  e.g. sum(rate(http_requests_total[10s])), sutlab:http_requests:rate1m; every target scraped each second"
