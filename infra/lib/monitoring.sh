@@ -35,8 +35,9 @@
 #
 # State in var/monitoring/: prometheus.yml and sutlab-rules.yml (written at every `up` from the
 # running lab), data/ (the TSDB, kept by `down`), PROG.pid; logs in var/log/monitoring-PROG.log.
-# Sourced by infra/lab after common.sh and tier.sh; uses its VAR, LOGDIR, LAB_PORT, BACKEND_PORT,
-# DB_URL, REDIS_URL. Nothing here runs on its own.
+# Sourced by infra/lab after common.sh, tier.sh, netns.sh and containers.sh; uses its VAR, LOGDIR,
+# LAB_PORT, BACKEND_PORT, DB_URL, REDIS_URL, and containers.sh's C_PROJECT, C_N, c_name, c_load.
+# Nothing here runs on its own.
 
 MON_DIR=$VAR/monitoring
 MON_PORT=${SUTLAB_LAB_PROM_PORT:-9490}
