@@ -680,24 +680,37 @@ static void setup_worker(server_t *s, server_worker_t *w)
     }
 }
 
+/* The start line, written to stderr in one write: a log collector reading the stream (podman's
+ * conmon, journald) sees it whole, never as partial records that `podman logs --tail` mangles. */
 static void print_listening(const server_t *s)
 {
     const config_t *cfg = s->cfg;
-    fprintf(stderr, "sutlab %s: serving", SUTLAB_VERSION);
+    char *line = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&line, &len);
+
+    if (out == NULL)
+        out = stderr;
+    fprintf(out, "sutlab %s: serving", SUTLAB_VERSION);
     for (size_t i = 0; i < cfg->nlisten; i++)
-        fprintf(stderr, " http://%s:%u", cfg->listen[i].host[0] != '\0' ? cfg->listen[i].host : "0.0.0.0",
+        fprintf(out, " http://%s:%u", cfg->listen[i].host[0] != '\0' ? cfg->listen[i].host : "0.0.0.0",
                 cfg->listen[i].port);
     if (cfg->has_tls_listen)
-        fprintf(stderr, " https://%s:%u (TLS resumption %s)",
+        fprintf(out, " https://%s:%u (TLS resumption %s)",
                 cfg->tls_listen.host[0] != '\0' ? cfg->tls_listen.host : "0.0.0.0", cfg->tls_listen.port,
                 cfg->tls_resumption ? "on" : "off");
     if (cfg->has_metrics_listen)
-        fprintf(stderr, " (metrics on %s:%u)", cfg->metrics_listen.host, cfg->metrics_listen.port);
+        fprintf(out, " (metrics on %s:%u)", cfg->metrics_listen.host, cfg->metrics_listen.port);
     if (cfg->has_admin_listen) {
         config_addr_t admin = admin_address(cfg);
-        fprintf(stderr, " (admin on %s:%u)", admin.host, admin.port);
+        fprintf(out, " (admin on %s:%u)", admin.host, admin.port);
     }
-    fprintf(stderr, " with %d worker%s; flags: %s\n", cfg->workers, cfg->workers == 1 ? "" : "s", s->flags_text);
+    fprintf(out, " with %d worker%s; flags: %s\n", cfg->workers, cfg->workers == 1 ? "" : "s", s->flags_text);
+    if (out != stderr) {
+        if (fclose(out) == 0)
+            fputs(line, stderr);
+        free(line);
+    }
 }
 
 static int init_stop_wait(server_t *s)
