@@ -43,14 +43,14 @@ class Checks(unittest.TestCase):
 
     def test_tps_trend(self):
         # the full set: tests/tools/test_case_tps_trend.py
-        off = rows((1, 1500), (2, 3000), (100, 6500), mean_ms=0.6, busy_web=0.2, verdict="load")
-        on = rows((1, 150), (2, 150), (100, 150), busy_web=0.03, verdict="load")
+        off = rows((1, 1500), (2, 3000), (100, 6500), mean_ms=0.6, cpu_web_pct=20.0, capacity_web=1.0, verdict="load")
+        on = rows((1, 150), (2, 150), (100, 150), cpu_web_pct=3.0, capacity_web=1.0, verdict="load")
         c = {x.what: x for x in tps_trend.checks(off, on)}
         self.assertEqual(checks.verdict(c.values())[0], "reproduced", [(x.what, x.measured) for x in c.values()])
         self.assertEqual(c["printing off / on, TPS"].measured, "43.3x")
         self.assertIsNone(c["printing on: TPS"].ok)  # the console's rate sets it
         # the server busy while printing, and another tier the limit: not reproduced
-        on[2]["busy_web"] = 0.9
+        on[2]["cpu_web_pct"] = 90.0
         on[2]["verdict"] = "web"
         bad = sorted(x.what for x in tps_trend.checks(off, on) if x.ok is False)
         self.assertEqual(bad, ["printing on, 10-100 users: the tier that limits", "printing on: the server's CPU"])
