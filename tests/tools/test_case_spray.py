@@ -36,6 +36,7 @@ MISSES = {
     "blocking: p50": lambda r: r[(None, "inline")].update(p50_ms=30000.0),
     "blocking: p95": lambda r: r[(None, "inline")].update(p95_ms=8000.0),
     "blocking: refused": lambda r: r[(None, "inline")].update(errors="reset/EOF:1 timeout:2999"),
+    "blocking: timeout": lambda r: r[(None, "inline")].update(errors="refused:3000"),  # no "i/o timeout"
     "Future: success": lambda r: r[(None, spray.POOL)].update(success=1.0),  # a pool as big as the rate needs
     "Future: mean": lambda r: r[(None, spray.POOL)].update(mean_ms=2001.0),
     "Future: p50": lambda r: r[(None, spray.POOL)].update(p50_ms=30000.0),
