@@ -43,6 +43,21 @@ class Gzip(unittest.TestCase):
         self.assertEqual(checks.verdict(cs)[0], "not reproduced")
         self.assertEqual(cs[1].measured, "n/a")
 
+    def test_the_tier_is_not_counted_the_write_up_names_none(self):
+        # (b) for this case: whatever tier limits (the capped link, the load tool, a disturbed
+        # machine), the verdict rests on the direction, the write-up naming no tier (001 L123, L127)
+        for tier in ("network", "load", "web", "disturbed"):
+            r = {side: [dict(x, verdict=tier) for x in rs] for side, rs in runs(51, 315).items()}
+            self.assertEqual(checks.verdict(gzip.checks(r))[0], "reproduced", tier)
+            self.assertEqual(checks.verdict(gzip.checks(dict(r, on=r["off"])))[0], "not reproduced", tier)
+
+    def test_no_figure_so_never_partly_reproduced(self):
+        # (c) for this case: "all but one figure match" has no figure to miss; the one counted
+        # check failing gives "not reproduced", never "partly"
+        cs = gzip.checks(runs(300, 299))
+        self.assertEqual([x.role for x in cs if x.role != "set"], ["direction"])
+        self.assertEqual(checks.verdict(cs)[0], "not reproduced")
+
 
 if __name__ == "__main__":
     unittest.main()
