@@ -55,7 +55,9 @@ def ratio(what, cite, figure, measured, writeup=None, low=None, high=None, role=
 
 def share(what, cite, figure_pct, measured_share, writeup=None, role="figure"):
     """A CPU share of the write-up (figure_pct, in % of the tier's capacity) against the measured
-    one (a share 0..1, or None), within ± SHARE_POINTS points."""
+    one (a share 0..1, or None), within ± SHARE_POINTS points. A figure under SHARE_POINTS has 0
+    as its lower end, so its check holds any share up to figure + SHARE_POINTS: it says the tier
+    was not busier than the write-up's, not that it was as busy."""
     low, high = max(0, figure_pct - SHARE_POINTS), min(100, figure_pct + SHARE_POINTS)
     measured = None if measured_share is None else measured_share * 100
     ok = measured is not None and low <= measured <= high

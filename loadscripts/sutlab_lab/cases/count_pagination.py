@@ -40,7 +40,8 @@ INVENTED = """\
   columns read; a range of the write-up ("65-90") is held to its ends +/- 15 points; the load
   tool's CPU is wrk's, against Locust's on the write-up's separate load machine;
 - the limiting tier is checked where the write-up names it: the database, count on, 32 users;
-- not checked: the write-up's absolute rps and ms (17/19 and 32/55 rps, 98/63 and 628/200 ms):
+- not checked: the write-up's absolute rps and ms (17/19 and 32/55 rps, 98/63 and 628/200 ms,
+  000 L168-L169, L180-L181):
   PHP's on an m5.large, with the scenario's wait, against sutlab's page alone; their ratios are;
 - removed: the former "count off / on, req/s" band 1.5-20x against a "2x" the write-up does not
   give (its figures are 1.12x and 1.72x), and "db busy >= 50 %", which held at any level the
