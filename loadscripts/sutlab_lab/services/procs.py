@@ -1,5 +1,6 @@
-"""Processes and ports, read from /proc: process trees, their CPU time and CPU affinity, the pid
-behind a listening port, pid files; free loopback ports; the environment a server is started in.
+"""Processes and ports, read from /proc: process trees, their CPU time (user and kernel, on a core
+and waiting for one), memory and CPU affinity, the pid behind a listening port, pid files; free
+loopback ports; the environment a server is started in.
 """
 
 import ctypes
@@ -217,3 +218,31 @@ def loadavg():
     """The 1, 5 and 15 minute load averages, as /proc/loadavg writes them."""
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
+
+
+def cpu_split(pid):
+    """(user, kernel) ticks of /proc/PID/stat (utime, stime, every thread), or None if it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(rest[11]), int(rest[12])
+
+
+def schedstat(pid):
+    """(on a core, runnable waiting for one) in seconds, of /proc/PID/schedstat (its main thread):
+    their sum over a wall interval is how busy a single-threaded process kept its core, whatever
+    else ran there."""
+    with open("/proc/%d/schedstat" % pid) as f:
+        run_ns, wait_ns = f.read().split()[:2]
+    return int(run_ns) / 1e9, int(wait_ns) / 1e9
+
+
+def rss_bytes(pid):
+    """VmRSS of /proc/PID/status in bytes."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise OSError("no VmRSS for pid %d" % pid)
