@@ -48,6 +48,14 @@ class Context:
             raise RunError("%s failed (exit %d): see %s" % (what, proc.returncode,
                                                            os.path.join(self.out, "commands.log")))
 
+    def note(self, line):
+        """A line into OUT/commands.log, from a case that runs its tools itself (a "$ " line is a
+        command, kept in the report's list of them too)."""
+        if line.startswith("$ "):
+            self.commands.append(line[2:])
+        with open(os.path.join(self.out, "commands.log"), "a") as log:
+            log.write(line + "\n")
+
     def lab(self, *args):
         self.run([LAB] + list(args), "infra/lab %s" % args[0])
 
