@@ -17,6 +17,7 @@ markdown for report.html); run with Debian's /usr/bin/python3.
   stepped    a stepped run: one load tool held at each level, each step measured and judged
   loads      the load tools of a stepped run: the command that holds one level of each
   spray      the open-model load (httperf) reported as vegeta reports it;  httperf  its outputs
+  proxybench HAProxy as the subject on a core of its own: its rates, CPU split, memory per connection
   progress   progress lines of a long run, on stderr
   tools      run_tool: one load generator run, bounded, with its own CPU time
   stats      the nearest-rank percentile, on sorted values or on counts
