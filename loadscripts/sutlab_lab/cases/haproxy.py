@@ -1,0 +1,98 @@
+"""HAProxy's own sizing table (002): HAProxy on one core in front of sutlab, its rates held to the
+write-up's as ratios, its memory per connection and its user/kernel split (sutlab_lab/proxybench)."""
+
+import os
+
+from .. import proxybench as pb
+from ..errors import RunError
+from ..report import ratio
+from . import checks as c
+from .common import loadavg
+
+NAME = "haproxy"
+TITLE = "HAProxy's sizing figures on one core"
+WRITEUP = """\
+HAProxy 1.6 as one process on a dedicated core of a 3.7 GHz Core i7, two more cores for interrupts
+(002 L29), small objects (L23): 83,000 TCP connections/s (L35), 82,000 HTTP connections/s in close
+mode (L37), 97,000 requests/s server-close (L39), 243,000 keep-alive (L41); over TLS 160,000 keep-alive
+(L45), 13,100 resumed (L47), 1,300 RSA2048 handshakes/s (L49); per GB of RAM 20,000 plain connections
+(L51), about 8,000 with TLS on the client side (L53), about 5,000 end to end (L55); the kernel takes
+85 % of the CPU in close mode and about 70 % with keep-alive (L3). Rules: close a third of keep-alive,
+each TLS step (keep-alive, resumed, full) a tenth of the one before (L61)."""
+INVENTED = """\
+- the subject is Debian's HAProxy 2.6, `nbthread 1`, on core 0 (taskset); sutlab (2 workers, no
+  database, GET /health_check: 2 bytes) and the load tools share core 1, with the machine's other jobs;
+- the absolute rates of a shared 2-core machine are not comparable with a dedicated 2012 core: they
+  are printed, and only the ratios are counted;
+- the backend never limits when HAProxy keeps its core busy: the tier check wants HAProxy's core at
+  90 % or more (run + runnable time, /proc/PID/schedstat) in every run of every row;
+- wrk -t1 -c64 on every row, `Connection: close` for close, TCP, TLS resumed and full; frontends with
+  `option httpclose`, `option http-server-close`, `mode tcp`; TLS 1.2 at most (OpenSSL 1.0.2, L29), an
+  RSA2048 self-signed certificate; wrk offers its session back on each new connection: resumed by
+  tickets, full where the frontend has `no-tls-tickets` (no session cache); HAProxy's own reuse
+  share is printed; each row twice, in order then reversed, 5 s a run;
+- memory: HAProxy's RSS growth over 1,000 idle connections (300 with --duration) after 50 held, a
+  fresh HAProxy per mode, `mode tcp` so that each holds its server side (TLS to sutlab end to end);
+  the write-up's connections fill the bandwidth and count the kernel's buffers: only the ratios
+  between the three modes are counted;
+- the CPU split is HAProxy's utime/stime over the close and keep-alive rows (L3 includes TCP mode)."""
+
+STEP_SECONDS, CONNECTIONS, BUSY = 5, 1000, 0.9
+RATES = {"tcp": (83000, "002 L35"), "close": (82000, "002 L37"), "server-close": (97000, "002 L39"),
+         "keep-alive": (243000, "002 L41"), "tls-keep-alive": (160000, "002 L45"),
+         "tls-resumed": (13100, "002 L47"), "tls-full": (1300, "002 L49")}
+PER_GB = {"plain": (20000, "002 L51"), "tls-client": (8000, "002 L53"), "tls-both": (5000, "002 L55")}
+RATIOS = (("tcp", "close"), ("close", "keep-alive"), ("server-close", "keep-alive"),
+          ("tls-keep-alive", "keep-alive"), ("tls-resumed", "tls-keep-alive"), ("tls-full", "tls-resumed"))
+RULES = (("close", "keep-alive", 1 / 3.0, "1/3"), ("tls-resumed", "tls-keep-alive", 0.1, "1/10"),
+         ("tls-full", "tls-resumed", 0.1, "1/10"))
+
+
+def run(ctx):
+    sutlab = os.environ.get("SUTLAB_BIN") or os.path.join(ctx.repo, "build", "sutlab")
+    if not os.access(sutlab, os.X_OK):
+        raise RunError("no sutlab at %s: meson setup build && ninja -C build, or set SUTLAB_BIN" % sutlab)
+    before, seconds = loadavg(), ctx.seconds(STEP_SECONDS)
+    n = 300 if ctx.quick else CONNECTIONS
+    bench = pb.Bench(ctx.out, sutlab, log=ctx.note).start()
+    try:
+        ctx.progress("case haproxy: rates, %d s a run" % seconds)
+        m = {"rates": bench.rates(seconds)}
+        ctx.progress("case haproxy: memory, %d idle connections a mode" % n)
+        m["memory"] = {mode: bench.memory(mode, n) for mode in pb.MEMORY}
+    finally:
+        bench.stop()
+    return ["Rates: each row twice (in order, then reversed), %d s a run; load average %s before, %s after. "
+            "Absolute figures, not counted:" % (seconds, before, loadavg()),
+            pb.rate_table(m["rates"], RATES), "Memory, %d idle connections per mode:" % n,
+            pb.memory_table(m["memory"], PER_GB)], checks(m)
+
+
+def checks(m):
+    """The write-up's figures (002) against a measured {rates: {row: {rps, busy, kernel}},
+    memory: {mode: {bytes}}}: its ratios, rules, memory ratios, CPU split, directions, the tier."""
+    rps = {row: m["rates"].get(row, {}).get("rps") for row in RATES}
+    mem = {mode: m["memory"].get(mode, {}).get("bytes") for mode in PER_GB}
+    out = [c.ratio("%s / %s, per s" % (a, b), "%s, %s" % (RATES[a][1], RATES[b][1][4:]), RATES[a][0] / float(RATES[b][0]),
+                   ratio(rps[a], rps[b]), writeup="{:,} / {:,}".format(RATES[a][0], RATES[b][0])) for a, b in RATIOS]
+    out += [c.ratio("rule: %s / %s" % (a, b), "002 L61", fig, ratio(rps[a], rps[b]), writeup=text)
+            for a, b, fig, text in RULES]
+    out += [c.ratio("memory per connection, %s / plain" % mode, "002 L51, %s" % PER_GB[mode][1][4:],
+                    PER_GB["plain"][0] / float(PER_GB[mode][0]), ratio(mem[mode], mem["plain"]),
+                    writeup="{:,} / {:,} per GB".format(PER_GB["plain"][0], PER_GB[mode][0]))
+            for mode in ("tls-client", "tls-both")]
+    out += [c.share("kernel share of HAProxy's CPU, %s" % row, "002 L3", fig, m["rates"].get(row, {}).get("kernel"))
+            for row, fig in (("close", 85), ("keep-alive", 70))]
+    out += [c.direction("keep-alive above close", "002 L37, L41", "82,000 -> 243,000", rps["close"], rps["keep-alive"]),
+            c.direction("TLS keep-alive above resumed", "002 L45, L47", "13,100 -> 160,000", rps["tls-resumed"],
+                        rps["tls-keep-alive"]),
+            c.direction("resumed above full handshakes", "002 L47, L49", "1,300 -> 13,100", rps["tls-full"],
+                        rps["tls-resumed"]),
+            c.direction("end-to-end TLS takes more memory than plain", "002 L51, L55", "50,000 -> 200,000 B",
+                        mem["plain"], mem["tls-both"])]
+    busy = {row: m["rates"].get(row, {}).get("busy") for row in RATES}
+    out += [c.Check("HAProxy's core busy in every row (the subject limits)", "one dedicated core", "002 L29",
+                    ", ".join("%s %s" % (r, "n/a" if b is None else "%.0f %%" % (100 * b)) for r, b in busy.items()),
+                    ">= %.0f %% each" % (100 * BUSY), all(b is not None and b >= BUSY for b in busy.values()), "tier"),
+            c.set_by("HAProxy on one core", "002 L29", "1 process, 1 core", "taskset -c 0, nbthread 1")]
+    return out
