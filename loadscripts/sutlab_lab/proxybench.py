@@ -19,7 +19,7 @@ import threading
 import time
 
 from . import parsers
-from .report import fmt, table
+from .report import fmt, ratio, table
 from .errors import RunError
 from .services import procs
 from .services.server import ServerProcess
@@ -115,7 +115,8 @@ class Bench:
         return {row: combine(rs) for row, rs in runs.items()}
 
     def rate(self, row, seconds):
-        """{rps, errors, busy (HAProxy's core, run + runnable time over the wall), kernel (its
+        """{rps, errors, busy (HAProxy's core, run + runnable time over the wall), on_core (its
+        run time alone: rps / on_core is its rate per CPU-second, whatever it shared), kernel (its
         share of HAProxy's CPU), load_core (the other core's use by every task, 0..1: sutlab,
         the tool and the machine's other jobs), resumed (TLS rows: the share of handshakes HAProxy
         resumed in the run's last second, its SslFrontendSessionReuse_pct)}."""
@@ -133,7 +134,7 @@ class Bench:
         user, kernel = cpu1[0] - cpu0[0], cpu1[1] - cpu0[1]
         reuse = info.get("SslFrontendSessionReuse_pct") if frontend.startswith("tls") and extra else None
         res.update(resumed=None if reuse is None else float(reuse) / 100,
-                   busy=(run1 - run0 + wait1 - wait0) / wall,
+                   busy=(run1 - run0 + wait1 - wait0) / wall, on_core=(run1 - run0) / wall,
                    load_core=(sum(procs.cpu_stat(self.load_core)[:2]) - load0) / (wall * procs.CLK_TCK),
                    kernel=kernel / float(user + kernel) if user + kernel else None)
         self.log("%s: %s" % (row, res))
@@ -186,7 +187,8 @@ class Bench:
         return {"rps": res["rps"], "errors": res["errors"]}
 
     def _serve(self, name, argv, port):
-        return ServerProcess(argv, port, os.path.join(self.out, "%s.log" % name), name=name,
+        # clean_env: the case's SUTLAB_BIN would reach sutlab as a flag
+        return ServerProcess(argv, port, os.path.join(self.out, "%s.log" % name), name=name, env=procs.clean_env(),
                              die_with_parent=True).start()
 
     def _run(self, argv):
@@ -220,10 +222,12 @@ def _connect(port, tls):
 def rate_table(rates, figures):
     """The rate rows beside the write-up's figures ({row: (figure, cite)}): absolute, not compared."""
     rows = [[row, "{:,}".format(figures[row][0]), figures[row][1], fmt(r.get("rps"), 0), fmt(_pct(r.get("busy")), 0),
+             fmt(_pct(r.get("on_core")), 0), fmt(ratio(r.get("rps"), r.get("on_core")), 0),
              fmt(_pct(r.get("load_core")), 0), fmt(_pct(r.get("kernel")), 0), fmt(_pct(r.get("resumed")), 0)]
             for row, r in rates.items()]
-    return table(["row", "write-up /s", "line", "measured /s", "HAProxy core busy %", "other core busy %",
-                  "kernel % of HAProxy CPU", "resumed %"], rows, framed=True)
+    return table(["row", "write-up /s", "line", "measured /s", "HAProxy busy %", "on its core %",
+                  "/s per CPU-second", "other core busy %", "kernel % of HAProxy CPU", "resumed %"], rows,
+                 framed=True)
 
 
 def memory_table(memory, per_gb):

@@ -23,7 +23,7 @@ INVENTED = """\
 - the subject is Debian's HAProxy 2.6, `nbthread 1`, on core 0 (taskset); sutlab (2 workers, no
   database, GET /health_check: 2 bytes) and the load tools share core 1, with the machine's other jobs;
 - the absolute rates of a shared 2-core machine are not comparable with a dedicated 2012 core: they
-  are printed, and only the ratios are counted;
+  are printed (and HAProxy's rate per CPU-second it had), and only the ratios are counted;
 - the backend never limits when HAProxy keeps its core busy: the tier check wants HAProxy's core at
   90 % or more (run + runnable time, /proc/PID/schedstat) in every run of every row;
 - wrk -t1 -c64 on every row, `Connection: close` for close, TCP, TLS resumed and full; frontends with

@@ -7,11 +7,14 @@ and the direction holds where the margin is wide:
              requests a second (the console renders ~125 responses a second, sutlab answers
              thousands), with sutlab idle;
   spray      inline against the pool and offload at 100 requests a second on a 2 s block: inline
-             answers a handful, the 2000-thread pool more (the write-up's direction), offload all.
+             answers a handful, the 2000-thread pool more (the write-up's direction), offload all;
+  haproxy    (no database) 1 s a run: keep-alive above close, resumed TLS above full handshakes,
+             end-to-end TLS more memory than plain, each connection holding both its sockets.
 """
 
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -139,6 +142,30 @@ class Smoke(unittest.TestCase):
         self.assertEqual(set(rows), {"inline", "pool 50", "pool 2000", "offload"}, doc)
         # offload, the lab's extra (no write-up figure, no check): every request answered
         self.assertGreaterEqual(float(rows["offload"].split("|")[3]), 95, doc)
+
+
+class HaproxySmoke(unittest.TestCase):
+    """case haproxy starts its own HAProxy and sutlab (no database, no lab): about 40 s at 1 s a run."""
+
+    def test_haproxy_keep_alive_resumption_and_tls_memory_go_the_write_ups_way(self):
+        if not os.access("/usr/sbin/haproxy", os.X_OK):
+            self.skipTest("needs Debian's haproxy (infra/lib/common.sh TEST_PKGS)")
+        out = tempfile.mkdtemp(prefix="sutlab-case-haproxy-")
+        self.addCleanup(shutil.rmtree, out, True)
+        p = case(["haproxy", "--duration", "1", "--out", out], env={"SUTLAB_BIN": sutlab_bin()}, timeout=300)
+        self.assertIn(p.returncode, (0, 1), p.stdout[-3000:] + p.stderr[-3000:])
+        with open(os.path.join(out, "case.md")) as f:
+            doc = f.read()
+        checks = checks_of(doc)
+        self.assertEqual(len([w for w, (_, ok) in checks.items() if ok is not None]), 18, doc)
+        # the ratios' bands are not asserted over 1 s runs on a shared machine; directions with
+        # margins of 2-3x (rates) and 10x (memory) are
+        for what in ("keep-alive above close", "resumed above full handshakes",
+                     "end-to-end TLS takes more memory than plain"):
+            self.assertTrue(checks[what][1], doc)
+        memory = [ln.split("|") for ln in doc.splitlines() if re.match(r"\| (plain|tls-client|tls-both) ", ln)]
+        self.assertEqual([float(cells[7]) for cells in memory], [2.0, 2.0, 2.0], doc)  # both sides held
+        self.assertRegex(doc, r"\nverdict: (reproduced \(|partly reproduced: \d+ of 18; |not reproduced: )")
 
 
 if __name__ == "__main__":
