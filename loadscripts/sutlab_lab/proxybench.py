@@ -52,7 +52,8 @@ def config(ports, cert, web, web_tls, stats):
     (the write-up's OpenSSL 1.0.2, 002 L29), sessions resumed by tickets only (no cache: the
     tls-full frontend, without tickets, can resume nothing), sutlab's plain and TLS listeners as
     backends, and the stats socket `stats` (its SSL counters say which handshakes were resumed)."""
-    out = ["global", "  nbthread 1", "  maxconn 5000", "  tune.ssl.cachesize 0", "  stats socket %s" % stats, "defaults", "  mode http", "  timeout connect 5s",
+    out = ["global", "  nbthread 1", "  maxconn 5000", "  tune.ssl.cachesize 0", "  stats socket %s" % stats,
+           "defaults", "  mode http", "  timeout connect 5s",
            "  timeout client 60s", "  timeout server 60s", "  timeout http-keep-alive 60s"]
     for name, mode, tls, line, backend in FRONTENDS:
         bind = "  bind 127.0.0.1:%d" % ports[name] + (" ssl crt %s ssl-max-ver TLSv1.2" % cert if tls else "") + (

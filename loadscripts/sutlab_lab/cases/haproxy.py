@@ -73,8 +73,9 @@ def checks(m):
     memory: {mode: {bytes}}}: its ratios, rules, memory ratios, CPU split, directions, the tier."""
     rps = {row: m["rates"].get(row, {}).get("rps") for row in RATES}
     mem = {mode: m["memory"].get(mode, {}).get("bytes") for mode in PER_GB}
-    out = [c.ratio("%s / %s, per s" % (a, b), "%s, %s" % (RATES[a][1], RATES[b][1][4:]), RATES[a][0] / float(RATES[b][0]),
-                   ratio(rps[a], rps[b]), writeup="{:,} / {:,}".format(RATES[a][0], RATES[b][0])) for a, b in RATIOS]
+    out = [c.ratio("%s / %s, per s" % (a, b), "%s, %s" % (RATES[a][1], RATES[b][1][4:]),
+                   RATES[a][0] / float(RATES[b][0]), ratio(rps[a], rps[b]),
+                   writeup="{:,} / {:,}".format(RATES[a][0], RATES[b][0])) for a, b in RATIOS]
     out += [c.ratio("rule: %s / %s" % (a, b), "002 L61", fig, ratio(rps[a], rps[b]), writeup=text)
             for a, b, fig, text in RULES]
     out += [c.ratio("memory per connection, %s / plain" % mode, "002 L51, %s" % PER_GB[mode][1][4:],
