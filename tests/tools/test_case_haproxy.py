@@ -84,6 +84,11 @@ class Haproxy(unittest.TestCase):
         self.assertEqual(word, "not reproduced")
         self.assertIn("keep-alive above close", line)
 
+    def test_tls_keep_alive_making_no_difference_is_not_reproduced(self):
+        word, line = verdict(measured(tls(1, resumed_over_ka=1.0)))
+        self.assertEqual(word, "not reproduced")
+        self.assertIn("TLS keep-alive above resumed", line)
+
     def test_resumption_making_no_difference_is_not_reproduced(self):
         word, line = verdict(measured(tls(1, full_over_resumed=1.0)))
         self.assertEqual(word, "not reproduced")
