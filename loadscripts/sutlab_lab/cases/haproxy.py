@@ -33,8 +33,7 @@ INVENTED = """\
   share is printed; each row twice, in order then reversed, 5 s a run;
 - memory: HAProxy's RSS growth over 1,000 idle connections (300 with --duration) after 50 held, a
   fresh HAProxy per mode, `mode tcp` so that each holds its server side (TLS to sutlab end to end);
-  the write-up's connections fill the bandwidth and count the kernel's buffers: only the ratios
-  between the three modes are counted;
+  the write-up's fill the bandwidth and count kernel buffers: only the modes' ratios are counted;
 - the CPU split is HAProxy's utime/stime over the close and keep-alive rows (L3 includes TCP mode)."""
 
 STEP_SECONDS, CONNECTIONS, BUSY = 5, 1000, 0.9
@@ -50,12 +49,13 @@ RULES = (("close", "keep-alive", 1 / 3.0, "1/3"), ("tls-resumed", "tls-keep-aliv
 
 def run(ctx):
     sutlab = os.environ.get("SUTLAB_BIN") or os.path.join(ctx.repo, "build", "sutlab")
-    if not os.access(sutlab, os.X_OK):
-        raise RunError("no sutlab at %s: meson setup build && ninja -C build, or set SUTLAB_BIN" % sutlab)
-    before, seconds = loadavg(), ctx.seconds(STEP_SECONDS)
-    n = 300 if ctx.quick else CONNECTIONS
-    bench = pb.Bench(ctx.out, sutlab, log=ctx.note).start()
+    if not os.access(sutlab, os.X_OK) or ctx.netns or ctx.load_cpus or ctx.load_workers:
+        raise RunError("case haproxy places HAProxy, sutlab and wrk itself (no --netns, --load-*) and needs sutlab "
+                       "at %s: meson setup build && ninja -C build, or set SUTLAB_BIN" % sutlab)
+    before, seconds, n = loadavg(), ctx.seconds(STEP_SECONDS), 300 if ctx.quick else CONNECTIONS
+    bench = pb.Bench(ctx.out, sutlab, log=ctx.note)
     try:
+        bench.start()
         ctx.progress("case haproxy: rates, %d s a run" % seconds)
         m = {"rates": bench.rates(seconds)}
         ctx.progress("case haproxy: memory, %d idle connections a mode" % n)
