@@ -138,6 +138,8 @@ static void on_log_access(h2o_logger_t *self, h2o_req_t *req)
     metrics_observe_request(&server->metrics, worker->index, server->route_metric[route],
                             router_method_from_name(req->input.method.base, req->input.method.len), req->res.status,
                             duration_ns);
+    if (rq != NULL)
+        metrics_observe_db(&server->metrics, worker->index, server->route_metric[route], rq->db_ns);
     /* libh2o reads the connection's next request after this: bodycap watches
      * its body again, and if the client pipelined it, its response joins
      * this pass's others in one transmission */

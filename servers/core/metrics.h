@@ -70,6 +70,7 @@ int metrics_register(metrics_registry_t *reg, const metrics_family_t *f);
 typedef struct metrics_worker {
     uint64_t *http_requests;              /* [route][method][status slot] */
     metrics_histogram_t *http_durations;  /* [route] */
+    uint64_t *http_db_ns;                 /* [route]: the requests' time waiting on PostgreSQL */
     uint64_t connections_open;
     uint64_t loop_lag_us;                 /* last measured event-loop lag */
     uint64_t *slots;                      /* the registered families', registry->nslots words */
@@ -120,6 +121,11 @@ static inline void metrics_histogram_observe(metrics_histogram_t *h, uint64_t ns
 /* Counts one finished HTTP request. method_bit is a ROUTER_* bit. */
 void metrics_observe_request(metrics_t *m, size_t worker, size_t route, unsigned method_bit, int status,
                              uint64_t duration_ns);
+
+/* Adds a finished request's database time (request_t's db_ns) to its route:
+ * the per-route share of database time, as an APM reads it, without mapping
+ * statements to routes. */
+void metrics_observe_db(metrics_t *m, size_t worker, size_t route, uint64_t db_ns);
 
 /* Renders every series; returns a malloc'd buffer (caller frees) or NULL. */
 char *metrics_render(const metrics_t *m, size_t *len);

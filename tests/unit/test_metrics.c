@@ -65,6 +65,29 @@ START_TEST(requests_are_summed_across_workers)
 }
 END_TEST
 
+START_TEST(db_time_is_summed_per_route)
+{
+    metrics_t m;
+    double v;
+    size_t len;
+    ck_assert_int_eq(metrics_init(&m, routes, 3, NULL, 2, "v", "f"), 0);
+    metrics_observe_db(&m, 0, 1, 1500000);  /* 1.5 ms */
+    metrics_observe_db(&m, 1, 1, 2500000);  /* 2.5 ms on the other worker */
+    metrics_observe_db(&m, 0, 0, 0);        /* no database: no series */
+    metrics_observe_db(&m, 1, 9, 1000);     /* unknown route: ignored */
+    char *text = metrics_render(&m, &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert(series(text, "http_request_db_seconds_total{route=\"/api/articles/:slug\"}", &v));
+    ck_assert_double_eq_tol(v, 0.004, 1e-9);
+    ck_assert(!series(text, "http_request_db_seconds_total{route=\"/health_check\"}", &v));
+    const char *type = strstr(text, "# TYPE http_request_db_seconds_total counter");
+    const char *sample = strstr(text, "\nhttp_request_db_seconds_total{");
+    ck_assert(type != NULL && sample != NULL && type < sample);
+    free(text);
+    metrics_dispose(&m);
+}
+END_TEST
+
 START_TEST(labels_are_escaped_and_types_declared_first)
 {
     metrics_t m;
@@ -222,6 +245,7 @@ int main(void)
     Suite *s = suite_create("metrics");
     TCase *tc = tcase_create("render");
     tcase_add_test(tc, requests_are_summed_across_workers);
+    tcase_add_test(tc, db_time_is_summed_per_route);
     tcase_add_test(tc, labels_are_escaped_and_types_declared_first);
     tcase_add_test(tc, gauges_are_summed);
     tcase_add_test(tc, registered_families_are_rendered);
