@@ -6,7 +6,7 @@ brings in
 - sutlab_options.py: the command-line options, shown by
   `locust -f loadscripts/locust/locustfile.py --help` under "sutlab" (environment variable, default):
     --fixture-users N     users log in as user<1..N>@example.com / password  (SUTLAB_FIXTURE_USERS, 10 = tiny)
-    --think-time S|A-B    wait between tasks, seconds, fixed or uniform      (SUTLAB_THINK_TIME, 0)
+    --think-time S|A-B    wait between tasks, seconds, fixed or uniform      (SUTLAB_THINK_TIME, the class's default_think)
     --login auto|always|never                                              (SUTLAB_LOGIN, auto)
     --slug-pages N        pages of 100 articles whose slugs are sampled      (SUTLAB_SLUG_PAGES, 5)
     --index-pages N       list_articles reads a random page among the first N (SUTLAB_INDEX_PAGES, 1)
@@ -143,9 +143,10 @@ class SutlabUser(FastHttpUser):
 
     abstract = True
     needs_login = False   # scenario users always log in (unless --login never)
+    default_think = "0"   # the wait when neither --think-time nor SUTLAB_THINK_TIME is given
 
     def wait_time(self):
-        lo, hi = parse_think(opt(self.environment, "think_time"))
+        lo, hi = parse_think(opt(self.environment, "think_time") or self.default_think)
         return lo if lo == hi else random.uniform(lo, hi)
 
     # -- session

@@ -11,7 +11,7 @@ from locust import events
 
 DEFAULTS = {
     "fixture_users": ("SUTLAB_FIXTURE_USERS", "10"),
-    "think_time": ("SUTLAB_THINK_TIME", "0"),
+    "think_time": ("SUTLAB_THINK_TIME", ""),  # "": the user class's default_think
     "login": ("SUTLAB_LOGIN", "auto"),
     "slug_pages": ("SUTLAB_SLUG_PAGES", "5"),
     "index_pages": ("SUTLAB_INDEX_PAGES", "1"),
@@ -41,7 +41,7 @@ def _add_arguments(parser, **_kw):
                         "10000 medium, 100000 large [SUTLAB_FIXTURE_USERS] (default %(default)s)")
     g.add_argument("--think-time", default=_default("think_time"), metavar="S|MIN-MAX",
                    help="seconds between two tasks of a user: fixed, or uniform in MIN-MAX "
-                        "[SUTLAB_THINK_TIME] (default %(default)s)")
+                        "[SUTLAB_THINK_TIME] (default: the locustfile's, 0 but in blog_writeup.py)")
     g.add_argument("--login", choices=("auto", "always", "never"), default=_default("login"),
                    help="log in on start: auto = only when a selected task needs a token "
                         "(store_article, like, comment, or a scenario user) [SUTLAB_LOGIN] (default %(default)s)")
