@@ -8,9 +8,10 @@ each tier's CPU and the server's signals, and the tier that limits the run.
   loadscripts/steps --tool httperf --path '/work/sleep?ms=2000' --rate 50,100,200
 
 The tiers come from the lab (infra/lab up, --instances, --netns: var/ pid files) unless given with
---web-pid, --lb-pid, --db-pid, --redis-pid (a sutlab the lab did not start). Output: a Markdown table,
-and in --out (default var/steps/TOOL-TIME) steps.csv, steps.png and each run's log. Exit 0; 1 if a
-step's load tool failed (the rows measured are kept) or a --fail-if threshold was violated (one
+--web-pid, --lb-pid, --db-pid, --redis-pid (a sutlab the lab did not start). Output: a Markdown table
+(and when the target is sutlab and the run reached several routes, a second one: each route's share
+of the server's time and of the database's, from /metrics before and after the run), and in --out
+(default var/steps/TOOL-TIME) steps.csv, steps.png and each run's log. Exit 0; 1 if a step's load tool failed (the rows measured are kept) or a --fail-if threshold was violated (one
 line each: sutlab_lab/thresholds.py); 2 on bad usage, with nothing started.
 
   loadscripts/steps --tool wrk --levels 16,64 --fail-if 'p99<50ms' --fail-if 'errors<0.1%' --fail-if 'rps>=1000@64'
@@ -21,13 +22,13 @@ import shutil
 import sys
 import time
 
-from .. import REPO, htmlreport, loads, progress, promseries, stepped, thresholds, tiers, verdict
+from .. import REPO, htmlreport, loads, metrics, progress, promseries, routeshare, stepped, thresholds, tiers, verdict
 from ..services import client, lab
 from ..cli import Parser, Usage
 from ..errors import RunError
 
 LOCUST = os.path.join(REPO, "loadscripts", "locust")
-SCENARIOS = {"blog": "scenario.py", "stores": "stores.py"}
+SCENARIOS = {"blog": "scenario.py", "blog-writeup": "blog_writeup.py", "stores": "stores.py"}
 TOOL_PROGRAMS = {"ab": "ab", "hey": "hey", "wrk": "wrk", "locust": "/usr/bin/locust", "httperf": "httperf"}
 
 
@@ -45,7 +46,8 @@ def arguments(argv):
     p.add_argument("--timeout", type=int, default=10, help="a request unanswered this long is a timeout (10)")
     p.add_argument("--script", help="wrk: a Lua script (loadscripts/wrk/)")
     p.add_argument("--tags", help="locust: comma-separated tags of loadscripts/locust/locustfile.py")
-    p.add_argument("--scenario", choices=sorted(SCENARIOS), help="locust: blog or stores")
+    p.add_argument("--scenario", choices=sorted(SCENARIOS), help="locust: blog, blog-writeup (the database-bound one, "
+                   "loadscripts/locust/blog_writeup.py) or stores")
     p.add_argument("--locust-arg", action="append", default=[], help="passed to Locust (repeatable)")
     p.add_argument("--abort-on-overflow", action="store_true",
                    help="httperf: net.ipv4.tcp_abort_on_overflow=1 during each step (loadscripts/spray)")
@@ -200,13 +202,18 @@ def main(argv):
     print("tiers: %s" % ", ".join("%s %s" % (t, ",".join(map(str, p))) for t, p in sorted(roots.items())))
     started = time.time()
     net = stepped.link(args.lab_var)
+    before = scrape_or_none(args.url)
     rows = stepped.run(make_load(args, out_dir), levels, roots, args.duration, args.warmup, out_dir,
                        scrape=stepped.web_scraper(args.url), sample=progress.server_rate(args.url), net=net)
     prometheus_series(args, out_dir, started, time.time())
+    routes = route_section(before, scrape_or_none(args.url))
     names = [t for t in tiers.TIERS if any(t in r.get("tiers", {}) for r in rows)]
     table, rules = stepped.markdown(rows, names), "\n".join(READING + ["  - " + rule for rule in verdict.RULES])
     print()
     print(table)
+    if routes:
+        print("\nWhere the time went, per route, over the run (sutlab's /metrics before and after):\n")
+        print(routes)
     print()
     print(rules)
     stepped.write_csv(rows, names, os.path.join(out_dir, "steps.csv"))
@@ -223,7 +230,7 @@ def main(argv):
     gate_lines = []
     gate = thresholds.judge(args.fail_if, stepped.subjects(rows, args.duration),
                             say=lambda ln: (print(ln), gate_lines.append(ln)))
-    write_page(page, rows, table, rules, gate_lines, gate == 0, out_dir)
+    write_page(page, rows, table, rules, gate_lines, gate == 0, out_dir, routes)
     return 1 if any(r.get("failed") for r in rows) else gate
 
 
@@ -232,13 +239,36 @@ READING = ["cpu TIER: % of one core used, of the capacity in cores (the load too
            "the machine's CPU outside the tiers, % of one core. Verdicts, first rule that holds:"]
 
 
-def write_page(page, rows, table, rules, gate_lines, gate_ok, out_dir):
+def scrape_or_none(url):
+    """sutlab's /metrics at url, parsed; None when it does not answer the format (another server)."""
+    try:
+        return metrics.scrape(url, timeout=3)
+    except (OSError, ValueError, metrics.MetricsFormatError):
+        return None
+
+
+def route_section(before, after):
+    """The per-route table over the run (routeshare), when the target is sutlab and the run's
+    requests went to more than one route; else None."""
+    if before is None or after is None or not routeshare.is_sutlab(after):
+        return None
+    try:
+        shares = routeshare.shares(before, after)
+    except ValueError as e:
+        print("(no per-route table: %s)" % e)
+        return None
+    return routeshare.markdown(shares) if len(shares) > 1 else None
+
+
+def write_page(page, rows, table, rules, gate_lines, gate_ok, out_dir, routes=None):
     """OUT/report.html: the table, its rules, the thresholds, steps.png; the headline is the tier
     that limits each level, marked failed when a level failed or a threshold was violated."""
     page.set_verdict("limiting tier by level: " + ", ".join("%s: %s" % (r["level"], r.get("verdict", "failed"))
                                                            for r in rows),
                      gate_ok and not any(r.get("failed") for r in rows))
     page.add_markdown("Per level, and the tier that limits", table)
+    if routes:
+        page.add_markdown("Where the time went, per route, over the run", routes)
     page.add_text("How to read it", rules)
     if gate_lines:
         page.add_markdown("Thresholds (--fail-if)", "\n".join("- " + ln for ln in gate_lines))
