@@ -8,24 +8,32 @@
 #include "apps/common/auth.h"
 #include "core/respond.h"
 
+/* A user by the name in the path: case-insensitively through lower(username),
+ * the exact spelling first. The lookup needs idx_users_username_lower
+ * (db/migrations/004), a secondary index `sutlab db indexes off` can drop:
+ * the blog write-up's users-by-name index, which the lab drops and restores
+ * (the UNIQUE constraint's own index is never dropped, so it must not serve
+ * this lookup). */
+#define PROFILES_BY_NAME " WHERE lower(username) = lower($1) ORDER BY username = $1 DESC, id LIMIT 1"
+
 /* columns: 0 id, then the four of board_profile_json() */
 static pg_statement_t stmt_profile = {
     "board_profile",
     "SELECT u.id, u.username, u.bio, u.image,"
     " EXISTS (SELECT 1 FROM follows f WHERE f.follower_id = $2 AND f.followee_id = u.id)"
-    " FROM users u WHERE u.username = $1",
+    " FROM users u" PROFILES_BY_NAME,
     2, 0, NULL, "GET /api/profiles/:username"};
 /* following yourself is refused by the table's CHECK; the WHERE keeps the
  * statement from failing so the handler can answer 422 itself */
 static pg_statement_t stmt_follow = {
     "board_follow",
-    "WITH t AS (SELECT id, username, bio, image FROM users WHERE username = $1),"
+    "WITH t AS (SELECT id, username, bio, image FROM users" PROFILES_BY_NAME "),"
     " ins AS (INSERT INTO follows (follower_id, followee_id) SELECT $2, id FROM t WHERE id <> $2 ON CONFLICT DO NOTHING)"
     " SELECT id, username, bio, image, true FROM t",
     2, 0, NULL, "POST /api/profiles/:username/follow"};
 static pg_statement_t stmt_unfollow = {
     "board_unfollow",
-    "WITH t AS (SELECT id, username, bio, image FROM users WHERE username = $1),"
+    "WITH t AS (SELECT id, username, bio, image FROM users" PROFILES_BY_NAME "),"
     " d AS (DELETE FROM follows f USING t WHERE f.follower_id = $2 AND f.followee_id = t.id)"
     " SELECT id, username, bio, image, false FROM t",
     2, 0, NULL, "DELETE /api/profiles/:username/follow"};

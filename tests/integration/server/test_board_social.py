@@ -48,6 +48,18 @@ class SocialCore:
             self.assertEqual(self.count("follows", "follower_id = %d" % aid), 0)
         self.assertFalse(self.call("GET", path, token=ta, expect=200).json["profile"]["following"])
 
+    def test_profile_by_name_ignores_case_exact_first(self):
+        # the lookup goes through lower(username) (db/migrations/004, the index the lab drops):
+        # any spelling finds the user, and where two users differ only in case, the exact one
+        name = unique("Cs")
+        upper, _, _ = self.register(username=name.upper(), email="%s-u@example.org" % name.lower())
+        lower, _, _ = self.register(username=name.lower(), email="%s-l@example.org" % name.lower())
+        for spelling, want in ((name.upper(), upper), (name.lower(), lower)):
+            p = self.call("GET", "/api/profiles/" + q(spelling), expect=200).json["profile"]
+            self.assertEqual(p["username"], want["username"], spelling)
+        p = self.call("GET", "/api/profiles/" + q(name.swapcase().title()), expect=200).json["profile"]
+        self.assertEqual(p["username"], upper["username"], "no exact spelling: the first registered")
+
     def test_profile_errors(self):
         a, ta, _ = self.register()
         missing = "/api/profiles/" + q("nobody-" + unique("n"))
