@@ -5,7 +5,8 @@ Server-Timing's db), as an APM's transaction list reads it (the blog write-up's 
 000 L172-L173: "articles.index" took nearly all).
 
     table = shares(before_text, after_text)     # texts or parsed Metrics
-    print(markdown(table))
+    print(markdown(table))                       # markdown_levels([(level, table), ...]): steps'
+
 
 The scrapes go through metrics.parse_metrics, the project's one /metrics parser. The lab's own
 requests (/metrics, and the unmatched route) are left out.
@@ -62,13 +63,24 @@ def shares(before, after):
     return rows
 
 
-def markdown(rows):
-    """The table as steps prints it."""
+HEADER = ["route", "requests", "server time %", "db time %", "mean ms", "db ms / request"]
+
+
+def _cells(r):
     pct = lambda v: fmt(None if v is None else 100.0 * v, 1)  # noqa: E731
-    lines = [[r["route"], r["requests"], pct(r["server_share"]), pct(r["db_share"]), fmt(r["mean_ms"], 2),
-              fmt(r["db_ms"], 2)] for r in rows]
-    return table(["route", "requests", "server time %", "db time %", "mean ms", "db ms / request"], lines,
-                 left=1, framed=True)
+    return [r["route"], r["requests"], pct(r["server_share"]), pct(r["db_share"]), fmt(r["mean_ms"], 2),
+            fmt(r["db_ms"], 2)]
+
+
+def markdown(rows):
+    """One stage's table."""
+    return table(HEADER, [_cells(r) for r in rows], left=1, framed=True)
+
+
+def markdown_levels(levels):
+    """[(level, rows)] as one table with a level column, as steps prints it."""
+    lines = [[str(level)] + _cells(r) for level, rows in levels for r in rows]
+    return table(["level"] + HEADER, lines, left=2, framed=True)
 
 
 def is_sutlab(m):

@@ -97,9 +97,11 @@ def link_bytes(iface):
         return None
 
 
-def run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker=None, net=("lo", None)):
+def run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker=None, net=("lo", None), window=None):
     """One row: the tool at `level` for `warmup` + `duration` seconds; ticker(seconds): a context
-    that shows the progress of the measured seconds (progress.Ticker), or None."""
+    that shows the progress of the measured seconds (progress.Ticker), or None; window(): a
+    scrape of the server taken as the measured seconds start and as they end, kept in the row's
+    "window" (steps' per-route table), or None."""
     tag = "level-%s" % level
     inline_warmup = load.tool == "locust"
     if warmup > 0 and not inline_warmup:
@@ -109,6 +111,7 @@ def run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker=None
     step = Step(load.command(level, seconds, tag), os.path.join(out_dir, tag + ".log"))
     if inline_warmup:
         time.sleep(warmup)
+    first = window() if window else None
     sampler = tiers.Sampler(dict(roots, load=[step.proc.pid]), scrape=scrape, load_rusage=True).start()
     bytes0, t0 = link_bytes(net[0]), time.monotonic()
     # the measured seconds only: a tool's shut-down (Locust's writes its reports for a second or
@@ -120,9 +123,10 @@ def run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker=None
             pass
     usage, signals = sampler.stop()
     bytes1, t1 = link_bytes(net[0]), time.monotonic()
+    last = window() if window else None
     limit = seconds + load.timeout + 60
     code, output = step.wait(limit)
-    row = {"level": level, "tiers": usage, "net_iface": net[0], "net_capacity_Bps": net[1]}
+    row = {"level": level, "tiers": usage, "net_iface": net[0], "net_capacity_Bps": net[1], "window": (first, last)}
     if bytes0 is not None and bytes1 is not None and t1 > t0:
         # loopback counts each packet once each way: rx is what the load's side received
         row["net_rx_Bps"], row["net_tx_Bps"] = (bytes1[0] - bytes0[0]) / (t1 - t0), (bytes1[1] - bytes0[1]) / (t1 - t0)
@@ -145,15 +149,16 @@ def run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker=None
     return row
 
 
-def run(load, levels, roots, duration, warmup, out_dir, scrape=None, progress=print, sample=None, net=("lo", None)):
+def run(load, levels, roots, duration, warmup, out_dir, scrape=None, progress=print, sample=None, net=("lo", None),
+        window=None):
     """The rows of every level; sample: what the progress line reads during a step (progress.py:
-    the server's req/s), or None for no progress line."""
+    the server's req/s), or None for no progress line; window: see run_level."""
     rows = []
     for i, level in enumerate(levels):
         label = "step %d/%d: %s at %s" % (i + 1, len(levels), load.tool, level)
         progress("%s for %d s (+%d s warm-up)" % (label, duration, warmup))
         ticker = (lambda seconds, label=label: ticking.Ticker(label, seconds, sample=sample)) if sample else None
-        rows.append(run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker, net))
+        rows.append(run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker, net, window))
     for row, (v, why) in zip(rows, verdict.verdicts(rows)):
         row["verdict"], row["reason"] = v, why
     return rows

@@ -69,6 +69,15 @@ class Shares(unittest.TestCase):
         self.assertIn("90.0", lines[2])   # 7.2 / 8.0 = 90.0 %
         self.assertNotIn("/metrics", text)
 
+    def test_levels_in_one_table(self):
+        rows = routeshare.shares(BEFORE, AFTER)
+        lines = routeshare.markdown_levels([(8, rows), (32, rows[:1])]).splitlines()
+        self.assertEqual(len(lines), 2 + 3 + 1)
+        self.assertTrue(lines[0].startswith("| level | route"), lines[0])
+        self.assertTrue(lines[2].startswith("| 8 "), lines[2])
+        self.assertTrue(lines[5].startswith("| 32 "), lines[5])
+        self.assertIn("/api/articles ", lines[5])
+
     def test_no_database_no_share(self):
         rows = routeshare.shares(scrape([("/a", 1, 1.0), ("/b", 1, 1.0)], []),
                                  scrape([("/a", 3, 2.0), ("/b", 2, 4.0)], []))

@@ -9,8 +9,9 @@ each tier's CPU and the server's signals, and the tier that limits the run.
 
 The tiers come from the lab (infra/lab up, --instances, --netns: var/ pid files) unless given with
 --web-pid, --lb-pid, --db-pid, --redis-pid (a sutlab the lab did not start). Output: a Markdown table
-(and when the target is sutlab and the run reached several routes, a second one: each route's share
-of the server's time and of the database's, from /metrics before and after the run), and in --out
+(and when the target is sutlab and a level reached several routes, a second one: per level, each
+route's share of the server's time and of the database's over the measured seconds, from /metrics
+as they start and end), and in --out
 (default var/steps/TOOL-TIME) steps.csv, steps.png and each run's log. Exit 0; 1 if a step's load tool failed (the rows measured are kept) or a --fail-if threshold was violated (one
 line each: sutlab_lab/thresholds.py); 2 on bad usage, with nothing started.
 
@@ -202,17 +203,17 @@ def main(argv):
     print("tiers: %s" % ", ".join("%s %s" % (t, ",".join(map(str, p))) for t, p in sorted(roots.items())))
     started = time.time()
     net = stepped.link(args.lab_var)
-    before = scrape_or_none(args.url)
     rows = stepped.run(make_load(args, out_dir), levels, roots, args.duration, args.warmup, out_dir,
-                       scrape=stepped.web_scraper(args.url), sample=progress.server_rate(args.url), net=net)
+                       scrape=stepped.web_scraper(args.url), sample=progress.server_rate(args.url), net=net,
+                       window=lambda: scrape_or_none(args.url))
     prometheus_series(args, out_dir, started, time.time())
-    routes = route_section(before, scrape_or_none(args.url))
+    routes = route_section(rows)
     names = [t for t in tiers.TIERS if any(t in r.get("tiers", {}) for r in rows)]
     table, rules = stepped.markdown(rows, names), "\n".join(READING + ["  - " + rule for rule in verdict.RULES])
     print()
     print(table)
     if routes:
-        print("\nWhere the time went, per route, over the run (sutlab's /metrics before and after):\n")
+        print("\nWhere the time went, per route, over each level's measured seconds (sutlab's /metrics):\n")
         print(routes)
     print()
     print(rules)
@@ -247,17 +248,22 @@ def scrape_or_none(url):
         return None
 
 
-def route_section(before, after):
-    """The per-route table over the run (routeshare), when the target is sutlab and the run's
-    requests went to more than one route; else None."""
-    if before is None or after is None or not routeshare.is_sutlab(after):
+def route_section(rows):
+    """The per-route table of each level's measured seconds (routeshare, from the scrapes in the
+    rows' "window"), when the target is sutlab and a level's requests went to more than one route;
+    else None."""
+    levels = []
+    for row in rows:
+        before, after = row.get("window") or (None, None)
+        if before is None or after is None or not routeshare.is_sutlab(after):
+            continue
+        try:
+            levels.append((row["level"], routeshare.shares(before, after)))
+        except ValueError as e:
+            print("(no per-route table at %s: %s)" % (row["level"], e))
+    if not any(len(shares) > 1 for _, shares in levels):
         return None
-    try:
-        shares = routeshare.shares(before, after)
-    except ValueError as e:
-        print("(no per-route table: %s)" % e)
-        return None
-    return routeshare.markdown(shares) if len(shares) > 1 else None
+    return routeshare.markdown_levels(levels)
 
 
 def write_page(page, rows, table, rules, gate_lines, gate_ok, out_dir, routes=None):
@@ -268,7 +274,7 @@ def write_page(page, rows, table, rules, gate_lines, gate_ok, out_dir, routes=No
                      gate_ok and not any(r.get("failed") for r in rows))
     page.add_markdown("Per level, and the tier that limits", table)
     if routes:
-        page.add_markdown("Where the time went, per route, over the run", routes)
+        page.add_markdown("Where the time went, per route, over each level's measured seconds", routes)
     page.add_text("How to read it", rules)
     if gate_lines:
         page.add_markdown("Thresholds (--fail-if)", "\n".join("- " + ln for ln in gate_lines))
