@@ -15,8 +15,11 @@ weights, nor a password scheme. Everything below is **the lab's choice**:
   /api/profiles/:username, case-insensitive through lower(username), the lookup that
   idx_users_username_lower serves, db/migrations/004), a like or an unlike 2, a comment 1, a new
   article 1;
-- login once per Locust user at its start, the token kept for the whole run: a login runs bcrypt
-  on the server, and logging in at every session (scenario.py) makes the lab web-bound;
+- login once per Locust user at its start, the token kept for the whole run and no logout when it
+  stops: a login runs bcrypt on the server, and logging in at every session (scenario.py) makes
+  the lab web-bound; the fixture users' hashes have the cost `sutlab db seed --bcrypt-cost` gave
+  them (10 unless told), whatever the server's --bcrypt-cost, so a level's logins need a warm-up
+  long enough for them (steps --warmup) to stay out of its measured seconds;
 - the think time between tasks: **derived, not published**: the median over the write-up's seven
   scenario rows of users / rps - latency (blog_think.py, figures-000.md D-L), 0.372 s;
   `--think-time` (or SUTLAB_THINK_TIME) overrides it. One request per task keeps it a wait per
@@ -41,6 +44,10 @@ class BlogWriteupUser(SutlabUser):
     def on_start(self):
         super().on_start()
         self.liked = set()
+
+    def on_stop(self):
+        """No logout: the session is set-up, not part of the mix (a logout at the end of a level
+        would fall into its measured seconds)."""
 
     @task(6)
     def index_page(self):

@@ -8,7 +8,10 @@ Server-Timing's db), as an APM's transaction list reads it (the blog write-up's 
     print(markdown(table))                       # markdown_levels([(level, table), ...]): steps'
 
 
-The scrapes go through metrics.parse_metrics, the project's one /metrics parser. The lab's own
+A request's database time sums the waits of its queries, and a request that runs two at once
+(the index page's list and its count with --count-pagination) can wait longer on the database
+than it lasted: "db ms / request" above "mean ms" says so. The scrapes go through
+metrics.parse_metrics, the project's one /metrics parser. The lab's own
 requests (/metrics, and the unmatched route) are left out.
 """
 
