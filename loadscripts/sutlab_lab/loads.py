@@ -3,8 +3,10 @@ for a number of seconds, and what its output says of the step: requests/s, mean,
 ms, and the errors by kind (parsers.py reads them). What each tool can tell:
   ab       non-2xx (no codes); failed connects and receives (run with -r, so a reset does not end
            the run)
-  hey      every status code; refused / reset / timeout from its error distribution
-  wrk      non-2xx (no codes); connect errors (refused), read errors (reset), timeouts
+  hey      every status code; refused / reset / read timeout / connect timeout from its error
+           distribution (-t: it gives up on a request after it and sends the next)
+  wrk      non-2xx (no codes); connect errors (refused), read errors (reset), read timeouts
+           (--timeout: a response later than it, waited out on its connection and counted)
   locust   every status code and exception, from PREFIX_failures.csv
   httperf  every status code; timeouts, refused, reset/EOF, unsent (run through
            loadscripts/spray: as many httperf processes as the rate needs, vegeta's figures)

@@ -102,7 +102,7 @@ def _wrk_summary(d):
            "errors": sock + e["status"], "mean": d["latency_ms"]["mean"], "max": d["latency_ms"]["max"],
            "error_kinds": named_kinds({"connect": e["connect"], "read": e["read"], "write": e["write"],
                                        "timeout": e["timeout"], "status": e["status"]},
-                                      {"connect": "refused", "read": "reset", "timeout": "timeout",
+                                      {"connect": "refused", "read": "reset", "timeout": READ_TIMEOUT,
                                        "status": "non-2xx"})}
     # wrk's Lua histogram answers 0 for the 100th percentile: the max is the real one
     _percentile_keys(res, [(float(p), v) for p, v in d["percentiles"] if p < 100])
@@ -297,7 +297,12 @@ def locust_history(path):
 
 # ---------------------------------------------------------------------------------------------
 # errors by kind: a status code ("404"; a class such as "5xx", or "non-2xx", when the tool counts
-# no more than that), "timeout", "refused", "reset", "other"
+# no more than that), "read timeout" (the request was sent and no response came within the client's
+# timeout), "connect timeout" (no connection within it), "timeout" (a tool that does not say which),
+# "refused", "reset", "other"
+
+READ_TIMEOUT = "read timeout"
+CONNECT_TIMEOUT = "connect timeout"
 
 def named_kinds(counts, names):
     """{kind: n} from a tool's own error counters, renamed by `names` (others are "other")."""
@@ -331,9 +336,22 @@ def classify(message):
         return "refused"
     if "reset" in text or "remotedisconnected" in text or "eof" in text:
         return "reset"
-    if "timeout" in text or "timed out" in text or "deadline exceeded" in text:
-        return "timeout"
-    return "other"
+    return _timeout_kind(text) or "other"
+
+
+def _timeout_kind(text):
+    """The kind of a timeout message (lower case), or None if it is none. hey (Go's client
+    timeout) names the phase: "dial tcp ...: i/o timeout" or "while waiting for connection" is a
+    connect, "while awaiting headers" alone a read (the request went out); so do requests'
+    ConnectTimeout and ReadTimeout. Locust's FastHttpUser says "timed out" for both: "timeout"."""
+    if not ("timeout" in text or "timed out" in text or "deadline exceeded" in text):
+        return None
+    if "dial tcp" in text or "waiting for connection" in text or "connecttimeout" in text \
+            or "connect timeout" in text:
+        return CONNECT_TIMEOUT
+    if "awaiting headers" in text or "readtimeout" in text or "read timed out" in text:
+        return READ_TIMEOUT
+    return "timeout"
 
 
 def _hey_kinds(text):
@@ -348,11 +366,14 @@ def _hey_kinds(text):
 
 
 def _wrk_kinds(text):
+    """wrk's counters by kind. Its timeout is a read timeout: wrk times a request from its write,
+    and counts one whose response came later than --timeout (it waits the response out, keeping
+    the connection: the user is not freed as hey's is)."""
     out = {}
     m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
     if m:
         out.update(named_kinds(dict(zip(("connect", "read", "write", "timeout"), (int(x) for x in m.groups()))),
-                          {"connect": "refused", "read": "reset", "timeout": "timeout"}))
+                          {"connect": "refused", "read": "reset", "timeout": READ_TIMEOUT}))
     m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
     if m and int(m.group(1)):
         out["non-2xx"] = int(m.group(1))

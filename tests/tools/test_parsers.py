@@ -218,9 +218,9 @@ class ErrorKinds(unittest.TestCase):
         self.assertEqual(parsers.parse_ab(read("ab_non2xx.txt"))["error_kinds"], {"non-2xx": 300})
         self.assertEqual(parsers.parse_hey(read("hey_non2xx.txt"))["error_kinds"], {"404": 200})
         self.assertEqual(parsers.parse_hey(read("hey_refused.txt"))["error_kinds"], {"refused": 20})
-        self.assertEqual(parsers.parse_hey(read("hey_timeout.txt"))["error_kinds"], {"timeout": 8})
+        self.assertEqual(parsers.parse_hey(read("hey_timeout.txt"))["error_kinds"], {"read timeout": 8})
         self.assertEqual(parsers.parse_wrk(read("wrk_non2xx.txt"))["error_kinds"], {"non-2xx": 52564})
-        self.assertEqual(parsers.parse_wrk(read("wrk_timeout.txt"))["error_kinds"], {"timeout": 8})
+        self.assertEqual(parsers.parse_wrk(read("wrk_timeout.txt"))["error_kinds"], {"read timeout": 8})
         self.assertEqual(parsers.parse_wrk(read("wrk_latency.txt"))["error_kinds"], {})
         self.assertEqual(parsers.locust_error_kinds(data("locust_failures.csv")), {"413": 146})
         self.assertEqual(parsers.locust_error_kinds(data("locust_refused_failures.csv")), {"refused": 20})
@@ -228,8 +228,55 @@ class ErrorKinds(unittest.TestCase):
     def test_classify(self):
         self.assertEqual(parsers.classify("HTTPError('503 Server Error: x')"), "503")
         self.assertEqual(parsers.classify("ConnectionResetError(104, 'Connection reset by peer')"), "reset")
-        self.assertEqual(parsers.classify("ReadTimeout('timed out')"), "timeout")
+        self.assertEqual(parsers.classify("ReadTimeout('timed out')"), "read timeout")
         self.assertEqual(parsers.classify("something else"), "other")
+
+
+class ReadTimeouts(unittest.TestCase):
+    """A client read timeout (steps --read-timeout) is a kind of its own, told apart from connect
+    errors, connect timeouts and error statuses, on outputs captured against a stalled route
+    (/work/sleep slower than the client's timeout) and a listener that never accepts."""
+
+    def test_hey_gives_up_and_sends_again(self):
+        # 4 users, 3 s, a 1 s timeout on a 1.5 s route: each abandons its request at 1 s, 3 times
+        r = parsers.parse_hey(read("hey_read_timeout.txt"))
+        self.assertEqual(r["error_kinds"], {"read timeout": 12})
+        self.assertEqual((r["errors"], r["requests"]), (12, 12))
+        self.assertIsNone(r["mean"])
+
+    def test_hey_connect_and_read_timeouts_apart(self):
+        r = parsers.parse_hey(read("hey_connect_timeout.txt"))
+        self.assertEqual(r["error_kinds"], {"connect timeout": 7, "read timeout": 5})
+
+    def test_wrk_timeouts_beside_404s_and_successes(self):
+        r = parsers.parse_wrk(read("wrk_mixed.txt"))
+        self.assertEqual(r["error_kinds"], {"read timeout": 8, "non-2xx": 11})
+
+    def test_wrk_lua_summary(self):
+        line = ('SUTLAB_WRK {"rps": 2.0, "requests": 8, "duration_s": 4.0, "bytes": 100, "latency_ms": '
+                '{"mean": 1.0, "max": 2.0}, "percentiles": [], "errors": {"connect": 2, "read": 0, '
+                '"write": 0, "timeout": 5, "status": 1}}')
+        self.assertEqual(parsers.parse_wrk(line)["error_kinds"], {"refused": 2, "read timeout": 5, "non-2xx": 1})
+
+    def test_classify_by_phase(self):
+        cases = {
+            'Get "http://h/": context deadline exceeded (Client.Timeout exceeded while awaiting headers)':
+                "read timeout",
+            'Get "http://h/": dial tcp 127.0.0.1:1: i/o timeout (Client.Timeout exceeded while awaiting headers)':
+                "connect timeout",
+            'Get "http://h/": net/http: request canceled while waiting for connection '
+            '(Client.Timeout exceeded while awaiting headers)': "connect timeout",
+            "ReadTimeout(ReadTimeoutError(\"HTTPConnectionPool(host='h', port=1): Read timed out. "
+            "(read timeout=2)\"))": "read timeout",
+            "ConnectTimeout(MaxRetryError(\"... (Caused by ConnectTimeoutError(<x>, 'Connection to h "
+            "timed out. (connect timeout=2)'))\"))": "connect timeout",
+            # Locust's FastHttpUser says the same for both phases (seen on both): not a read timeout
+            "RetriesExceeded('http://127.0.0.1:1/', 1, original=timed out)": "timeout",
+            'Get "http://h/": dial tcp 127.0.0.1:1: connect: connection refused': "refused",
+            "HTTPError('504 Server Error: Gateway Timeout for url: http://h/')": "504",
+        }
+        for message, kind in cases.items():
+            self.assertEqual(parsers.classify(message), kind, message)
 
 
 if __name__ == "__main__":

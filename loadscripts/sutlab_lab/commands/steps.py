@@ -6,6 +6,7 @@ each tier's CPU and the server's signals, and the tier that limits the run.
   loadscripts/steps --tool locust --scenario blog --levels 8,32
   loadscripts/steps --tool wrk --script loadscripts/wrk/stores_by_category.lua --levels 16,64,256
   loadscripts/steps --tool httperf --path '/work/sleep?ms=2000' --rate 50,100,200
+  loadscripts/steps --tool hey --path '/work/sleep?ms=1500' --read-timeout 1 --levels 4,16
 
 The tiers come from the lab (infra/lab up, --instances, --netns: var/ pid files) unless given with
 --web-pid, --lb-pid, --db-pid, --redis-pid (a sutlab the lab did not start). Output: a Markdown table
@@ -45,6 +46,10 @@ def arguments(argv):
     p.add_argument("--duration", type=int, default=10, help="measured seconds per step (10)")
     p.add_argument("--warmup", type=int, default=3, help="seconds before each step is measured (3)")
     p.add_argument("--timeout", type=int, default=10, help="a request unanswered this long is a timeout (10)")
+    p.add_argument("--read-timeout", type=int, metavar="S",
+                   help="wrk and hey: the clients' read timeout, S seconds in place of --timeout; a request "
+                        "whose response has not come S s after it was sent is counted as `read timeout` (hey "
+                        "gives the request up and sends the next; wrk waits it out and counts it late)")
     p.add_argument("--script", help="wrk: a Lua script (loadscripts/wrk/)")
     p.add_argument("--tags", help="locust: comma-separated tags of loadscripts/locust/locustfile.py")
     p.add_argument("--scenario", choices=sorted(SCENARIOS), help="locust: blog, blog-writeup (the database-bound one, "
@@ -103,11 +108,30 @@ def check(args):
         raise Usage("--tags (locustfile.py) and --scenario are two different Locust files: give one")
     if args.tool != "locust" and (args.tags or args.scenario):
         raise Usage("--tags and --scenario are for --tool locust")
+    if args.read_timeout is not None:
+        read_timeout_of(args)
     if args.abort_on_overflow and args.tool != "httperf":
         raise Usage("--abort-on-overflow is for --tool httperf")
     args.load_cpus = cpus_of(args.load_cpus)
     args.load_workers = workers_of(args)
     return levels_of(args)
+
+
+READ_TIMEOUT_TOOLS = ("wrk", "hey")
+NO_READ_TIMEOUT = {
+    "ab": "ab's -s ends the whole run at the first timeout, it counts none",
+    "locust": "Locust's FastHttpUser reports a connect and a read timeout alike ('timed out')",
+    "httperf": "an open model's arrivals are not users waiting on a read: --timeout counts its timeouts"}
+
+
+def read_timeout_of(args):
+    """--read-timeout: for the tools whose timeout starts when the request is sent and whose
+    output says so (parsers.py: the `read timeout` kind)."""
+    if args.read_timeout < 1:
+        raise Usage("--read-timeout wants 1 or more seconds")
+    if args.tool not in READ_TIMEOUT_TOOLS:
+        raise Usage("--read-timeout is for --tool %s: %s" % (" or ".join(READ_TIMEOUT_TOOLS),
+                                                            NO_READ_TIMEOUT[args.tool]))
 
 
 def cpus_of(text):
@@ -156,7 +180,8 @@ def roots_of(args):
 
 def make_load(args, out_dir):
     files = [os.path.join(LOCUST, SCENARIOS.get(args.scenario, "locustfile.py"))]
-    return loads.Load(args.tool, args.url, path=args.path, timeout=args.timeout, script=args.script,
+    timeout = args.timeout if args.read_timeout is None else args.read_timeout
+    return loads.Load(args.tool, args.url, path=args.path, timeout=timeout, script=args.script,
                       locustfiles=files, tags=args.tags.split(",") if args.tags else None,
                       locust_args=args.locust_arg, out_dir=out_dir,
                       spray_args=["--abort-on-overflow"] if args.abort_on_overflow else [],

@@ -105,6 +105,25 @@ class Verdicts(unittest.TestCase):
             self.assertLess(float(r["busy_web"]), 0.5, text)
 
 
+class ReadTimeouts(unittest.TestCase):
+    """--read-timeout on a stalled route: /work/sleep 1.5 s against a 1 s read timeout is read
+    timeouts and nothing else; the same route at 0.1 s, none."""
+
+    def test_stalled_route_shows_read_timeouts(self):
+        with Server(workers=1, extra_args=NO_DB) as srv:
+            for tool in ("hey", "wrk"):
+                rows, text = Verdicts.run_steps(self, srv, ["--tool", tool, "--path", "/work/sleep?ms=1500",
+                                                            "--read-timeout", "1", "--levels", "2"])
+                kind, _, n = rows[0]["errors"].rpartition(":")
+                self.assertEqual(kind, "read timeout", text)
+                # hey: 2 users each give up 3 times in 3 s; wrk counts the late responses of 2 connections
+                self.assertGreaterEqual(int(n), 2, text)
+                self.assertIn("read timeout:", text)
+                rows, text = Verdicts.run_steps(self, srv, ["--tool", tool, "--path", "/work/sleep?ms=100",
+                                                            "--read-timeout", "1", "--levels", "2"])
+                self.assertEqual(rows[0]["errors"], "0", text)
+
+
 class PrintedResponses(unittest.TestCase):
     """The TPS-trend case at its own tier: Locust printing every response (--print-responses)
     into a console that renders 16 KiB a second (loadscripts/console). With 4 KB echo bodies that
