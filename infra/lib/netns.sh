@@ -300,7 +300,7 @@ netns_stop_redis() {
 netns_tier() {
   T_DIR=$NS_DIR/web T_LOGPFX=netns T_NS=$NS_WEB T_CHECK_NS=$NS_CLIENT T_BIN=$BIN
   T_N=$1 T_LB=$2 T_FRONT_HOST=$NS_WEB_IP T_FRONT_PORT=$LAB_PORT T_BACK_PORT=$BACKEND_PORT
-  T_DB_URL=$NS_DB_URL T_REDIS_URL=$NS_REDIS_URL T_PROMEX=''
+  T_DB_URL=$NS_DB_URL T_REDIS_URL=$NS_REDIS_URL T_PROMEX='' T_LB_CPUS=${LB_CPUS:-}
   # HAProxy's exporter, on the web namespace's loopback (infra/lab up --netns --monitoring)
   if [ "${MON_ON:-0}" = 1 ] && [ "$2" = haproxy ]; then T_PROMEX=127.0.0.1:$MON_HAPROXY_PORT; fi
 }

@@ -18,9 +18,12 @@
 #   T_DB_URL      T_REDIS_URL: what every instance uses
 #   T_PROMEX      HOST:PORT of HAProxy's Prometheus exporter (PROMEX), a frontend of its own; '' = none
 #                 (infra/lab up --monitoring, infra/lib/monitoring.sh)
+#   T_LB_CPUS     the balancer's CPU budget: the cores it runs on (taskset -c LIST), as many nginx
+#                 workers or HAProxy threads as there are cores in it; '' = no budget (every core,
+#                 nginx's worker_processes auto)
 
 T_DIR='' T_LOGPFX='' T_NS='' T_CHECK_NS='' T_BIN='' T_N=0 T_LB=none T_FRONT_HOST='' T_FRONT_PORT='' T_BACK_PORT=''
-T_DB_URL='' T_REDIS_URL='' T_PROMEX=''
+T_DB_URL='' T_REDIS_URL='' T_PROMEX='' T_LB_CPUS=''
 
 # Path of the HAProxy statistics page on the front (";csv" appended gives CSV).
 LB_STATS_URI=/_lb/haproxy
@@ -30,8 +33,8 @@ tier_conf_write() {
   {
     printf 'LOGPFX=%s\nNS=%s\nCHECK_NS=%s\nBIN=%s\nN=%s\nLB=%s\n' \
       "$T_LOGPFX" "$T_NS" "$T_CHECK_NS" "$T_BIN" "$T_N" "$T_LB"
-    printf 'FRONT_HOST=%s\nFRONT_PORT=%s\nBACK_PORT=%s\nDB_URL=%s\nREDIS_URL=%s\nPROMEX=%s\n' \
-      "$T_FRONT_HOST" "$T_FRONT_PORT" "$T_BACK_PORT" "$T_DB_URL" "$T_REDIS_URL" "$T_PROMEX"
+    printf 'FRONT_HOST=%s\nFRONT_PORT=%s\nBACK_PORT=%s\nDB_URL=%s\nREDIS_URL=%s\nPROMEX=%s\nLB_CPUS=%s\n' \
+      "$T_FRONT_HOST" "$T_FRONT_PORT" "$T_BACK_PORT" "$T_DB_URL" "$T_REDIS_URL" "$T_PROMEX" "$T_LB_CPUS"
   } > "$T_DIR/tier.conf"
 }
 
@@ -39,13 +42,14 @@ tier_conf_write() {
 tier_load() {
   local k v
   T_DIR=$1
-  T_PROMEX=''
+  T_PROMEX='' T_LB_CPUS=''
   [ -f "$T_DIR/tier.conf" ] || return 1
   while IFS='=' read -r k v; do
     case $k in
       LOGPFX) T_LOGPFX=$v ;; NS) T_NS=$v ;; CHECK_NS) T_CHECK_NS=$v ;; BIN) T_BIN=$v ;;
       N) T_N=$v ;; LB) T_LB=$v ;; FRONT_HOST) T_FRONT_HOST=$v ;; FRONT_PORT) T_FRONT_PORT=$v ;;
       BACK_PORT) T_BACK_PORT=$v ;; DB_URL) T_DB_URL=$v ;; REDIS_URL) T_REDIS_URL=$v ;; PROMEX) T_PROMEX=$v ;;
+      LB_CPUS) T_LB_CPUS=$v ;;
     esac
   done < "$T_DIR/tier.conf"
   case $T_N in ''|*[!0-9]*) T_N=0 ;; esac
@@ -157,6 +161,31 @@ tier_stop_instance() {
 
 # ---- load balancer ----------------------------------------------------------------------------------
 
+# cpu_list_count LIST: how many cores a taskset list (0, 0-1, 0,2-3) names; 1 if it is malformed.
+cpu_list_count() {
+  local part lo hi n=0
+  local IFS=,
+  for part in $1; do
+    case $part in
+      *-*) lo=${part%-*} hi=${part#*-} ;;
+      *) lo=$part hi=$part ;;
+    esac
+    case $lo$hi in ''|*[!0-9]*) return 1 ;; esac
+    [ "$hi" -ge "$lo" ] || return 1
+    n=$((n + hi - lo + 1))
+  done
+  [ "$n" -gt 0 ] || return 1
+  printf '%s\n' "$n"
+}
+
+# tier_lb_workers: the nginx workers / HAProxy threads of the balancer's CPU budget, one a core
+# (what nginx's `auto` gives on a machine of that many vCPUs: the delivery write-up doubled its
+# nginx from 1 vCPU to 2, and read two workers at 59 % and 57 %); '' without a budget.
+tier_lb_workers() {
+  [ -n "$T_LB_CPUS" ] || return 0
+  cpu_list_count "$T_LB_CPUS"
+}
+
 tier_lb_conf() {
   case $T_LB in
     haproxy) printf '%s\n' "$T_DIR/haproxy.cfg" ;;
@@ -192,6 +221,10 @@ tier_write_haproxy() {
 # written by infra/lab (rewritten on every start): the ALB of the write-ups
 global
     maxconn $maxconn
+EOF
+    # a CPU budget (infra/lab up --lb-cpus): one thread a core of it
+    if [ -n "$T_LB_CPUS" ]; then printf '    nbthread %s\n' "$(tier_lb_workers)"; fi
+    cat <<EOF
     # alerts (server DOWN/UP) go to stderr, i.e. the log file
 
 defaults
@@ -241,13 +274,15 @@ EOF
 }
 
 tier_write_nginx() {
-  local d=$T_DIR/nginx i
+  local d=$T_DIR/nginx i workers
+  # a CPU budget (infra/lab up --lb-cpus): one worker a core of it, else one a core of the machine
+  workers=$(tier_lb_workers)
   mkdir -p "$d"
   {
     cat <<EOF
 # written by infra/lab (rewritten on every start): nginx in front of the app servers, with gzip and
 # keep-alive connections to the upstreams, as in the delivery write-up
-worker_processes auto;
+worker_processes ${workers:-auto};
 pid $d/nginx.pid;
 error_log $d/error.log warn;
 
@@ -336,13 +371,15 @@ tier_start_lb() {
     *) warn "unknown load balancer '$T_LB'"; return 1 ;;
   esac
   printf '\n===== %s infra/lab: %s on %s, config %s\n' "$(date '+%F %T')" "$T_LB" "$(tier_front)" "$conf" >> "$log"
-  step "starting $T_LB on $(tier_front)${T_NS:+ in namespace $T_NS} -> $T_N backends"
+  step "starting $T_LB on $(tier_front)${T_NS:+ in namespace $T_NS} -> $T_N backends${T_LB_CPUS:+, on cores $T_LB_CPUS}"
   (
     if [ "$T_LB" = haproxy ]; then
       set -- haproxy -f "$conf" -db
     else
       set -- nginx -p "$T_DIR/nginx/" -c "$conf" -e "$T_DIR/nginx/error.log" -g 'daemon off;'
     fi
+    # the balancer's CPU budget: its workers (threads) inherit the cores
+    if [ -n "$T_LB_CPUS" ]; then set -- taskset -c "$T_LB_CPUS" "$@"; fi
     if [ -n "$T_NS" ]; then
       exec ip netns exec "$T_NS" setsid "$@"
     fi
@@ -484,6 +521,9 @@ tier_status() {
     if pid=$(tier_lb_pid); then
       code=$(tier_http_code tier_check_run "http://$front/health_check")
       say "${ind}front       $T_LB running  pid $pid  http://$front  /health_check $code  log $LOGDIR/$T_LOGPFX-$T_LB.log"
+      if [ -n "$T_LB_CPUS" ]; then
+        say "${ind}            CPU budget: cores $T_LB_CPUS, $([ "$T_LB" = nginx ] && echo worker_processes || echo nbthread) $(tier_lb_workers)"
+      fi
       [ "$T_LB" = haproxy ] && say "${ind}            statistics: http://$front$LB_STATS_URI"
       [ "$T_LB" = nginx ] && say "${ind}            (nginx checks passively: a backend that refuses connections is skipped for 2 s)"
     else

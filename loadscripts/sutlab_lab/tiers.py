@@ -8,8 +8,9 @@ step a Sampler reads, for each tier:
     left in cutime/cstime (PostgreSQL backends come and go with connections);
   - its capacity, in cores: for the load tier, the threads its tool was told to run (wrk's -t,
     Locust's request-making processes, ab's one, hey's -cpus, httperf's processes: loadcap.py),
-    whichever of them happened to run; for the server tiers, and a load tool loadcap.py does not
-    know, the most threads that ran at the same time (each at least ACTIVE_SHARE of a core over
+    whichever of them happened to run; for the balancer (lb), its CPU budget: nginx's worker
+    processes or HAProxy's threads (lbcap.py; infra/lab up --lb-cpus gives it one a core); for
+    the other server tiers, and a tool neither module knows, the most threads that ran at the same time (each at least ACTIVE_SHARE of a core over
     one sampling interval). Either is capped by the cores its cpuset allows. So a
     single-threaded Redis or ab saturates at one core, sutlab at its busy workers, PostgreSQL at
     its busy backends, and `taskset` pinning counts;
@@ -34,7 +35,7 @@ import os
 import threading
 import time
 
-from . import loadcap
+from . import lbcap, loadcap
 from .services import procs
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -219,6 +220,7 @@ class Sampler:
         self._writing_s = 0.0  # thread-seconds the load tool spent blocked in a write (sampled)
         self._load_pids, self._last_write = [], None
         self._load_declared = None  # the load tool's declared capacity, the most seen (loadcap.py)
+        self._lb_declared = None    # the balancer's, the most seen (lbcap.py)
         self._last_look = None
         self._queues = []
         self._metrics = []
@@ -250,6 +252,7 @@ class Sampler:
         declared = loadcap.capacity(self._load_pids, _allowed_of, _parent_of)
         if declared is not None:
             self._load_declared = max(declared, self._load_declared or 0)
+        self._look_lb(kids)
         web = self._pids("web", kids)
         if web:
             self._queues.append(socket_queues(web))
@@ -257,6 +260,12 @@ class Sampler:
             m = self.scrape()
             if m is not None:
                 self._metrics.append(m)
+
+    def _look_lb(self, kids):
+        lb = self._pids("lb", kids)
+        declared = lbcap.capacity(lb, loadcap.argv_of, lbcap.threads_of, allowed_cores(lb)) if lb else None
+        if declared is not None:
+            self._lb_declared = max(declared, self._lb_declared or 0)
 
     def _look_writing(self):
         """The share of the load tool's time spent blocked writing, sampled more often than the
@@ -331,7 +340,7 @@ class Sampler:
         wait = sum(last[1] - first[1] for first, last in threads) + writing
         pids = self._pids(tier, kids)
         cores = allowed_cores(pids) if pids else self._allowed.get(tier) or allowed_cores(self.roots[tier])
-        declared = self._load_declared if tier == "load" else None
+        declared = {"load": self._load_declared, "lb": self._lb_declared}.get(tier)
         capacity = max(1, min(cores, declared if declared is not None else active))
         return {"cpu_s": cpu, "wait_s": wait, "writing_s": writing, "elapsed_s": elapsed,
                 "cores_used": cpu / elapsed if elapsed > 0 else 0.0,

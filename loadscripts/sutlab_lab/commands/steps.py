@@ -261,7 +261,8 @@ def main(argv):
 
 
 READING = ["cpu TIER: % of one core used, of the capacity in cores (the load tool's: the threads it was told to",
-           "run; a server tier's: the threads that ran; capped by the cpuset), then CPU per request. cpu outside:",
+           "run; lb's: its nginx workers or HAProxy threads, its CPU budget; another server tier's: the threads",
+           "that ran; capped by the cpuset), then CPU per request. cpu outside:",
            "the machine's CPU outside the tiers, % of one core. Verdicts, first rule that holds:"]
 
 

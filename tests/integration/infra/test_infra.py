@@ -172,7 +172,7 @@ def sanitizer_lines(logdir):
 class LoadBalancers(unittest.TestCase):
     """`infra/lab up --instances 2 --lb haproxy|nginx` against the harness's PostgreSQL and Redis."""
 
-    def start_lab(self, lb):
+    def start_lab(self, lb, *extra):
         need_tools(self, "curl", "haproxy" if lb == "haproxy" else "nginx")
         db = fresh_database(self)
         self.front, self.base = two_free_ports()
@@ -187,7 +187,7 @@ class LoadBalancers(unittest.TestCase):
         _EMERGENCY.append(cleanup)
         self.addCleanup(_EMERGENCY.remove, cleanup)
         self.addCleanup(cleanup)
-        out = lab(self.env, "up", "--instances", "2", "--lb", lb, "--", "--workers", "1").stdout
+        out = lab(self.env, "up", "--instances", "2", "--lb", lb, *extra, "--", "--workers", "1").stdout
         self.assertIn("sutlab x 2 behind %s" % lb, out)
         self.backends = [self.base, self.base + 1]
         return out
@@ -290,6 +290,32 @@ class LoadBalancers(unittest.TestCase):
                     if re.search(r"\s127\.0\.0\.1:(%d|%d)\s*$" % tuple(self.backends), line)]
         self.assertGreaterEqual(len(upstream), 1, "no kept-alive upstream connection:\n" + out)
         self.stop_backend_2_front_still_answers("127.0.0.1:%d" % self.backends[0])
+        self.finish()
+
+    def test_nginx_cpu_budget_is_the_lb_capacity(self):
+        """--lb-cpus 0: nginx on core 0 with one worker; loadscripts/steps reads one core as the
+        lb tier's capacity and shows its CPU (a 2 s step)."""
+        need_tools(self, "wrk")
+        out = self.start_lab("nginx", "--lb-cpus", "0")
+        self.assertIn("CPU budget: cores 0, worker_processes 1", out)
+        with open(os.path.join(self.var, "scale", "nginx", "nginx.conf")) as f:
+            self.assertRegex(f.read(), r"\nworker_processes 1;\n")
+        master = pids_in([os.path.join(self.var, "scale", "lb.pid")])[0]
+        self.assertEqual(os.sched_getaffinity(master), {0})
+        steps_out = tempfile.mkdtemp(prefix="sutlab-steps-lb-")
+        self.addCleanup(shutil.rmtree, steps_out, ignore_errors=True)
+        p = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "loadscripts", "steps"), "--tool", "wrk",
+                            "--url", "http://127.0.0.1:%d" % self.front, "--lab-var", self.var, "--levels", "8",
+                            "--duration", "2", "--warmup", "0", "--prometheus", "none", "--out", steps_out],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120,
+                           env={k: v for k, v in os.environ.items() if not k.startswith("SUTLAB_")})
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:])
+        self.assertIn("| cpu web | cpu lb |", p.stdout)
+        with open(os.path.join(steps_out, "steps.csv"), newline="") as f:
+            row = next(csv.DictReader(f))
+        self.assertEqual(row["capacity_lb"], "1", row)
+        self.assertGreater(float(row["cpu_lb_pct"]), 1.0, row)  # nginx proxied the step's requests
+        self.assertGreater(float(row["rps"]), 50, row)
         self.finish()
 
 
