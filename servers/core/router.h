@@ -42,6 +42,7 @@ typedef struct router_route {
     unsigned methods;
     void *handler;
     const void *data; /* the caller's, for a handler shared by several routes */
+    unsigned flags;   /* the caller's marks, read when the route matches (server.h's SERVER_ROUTE_*) */
     router_segment_t segments[ROUTER_MAX_SEGMENTS];
     size_t nsegments;
 } router_route_t;

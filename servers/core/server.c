@@ -34,7 +34,7 @@
 typedef struct dispatch_handler {
     h2o_handler_t super;
     server_t *server;
-    int metrics_only; /* the --metrics-listen host serves /metrics and nothing else */
+    int metrics_only; /* the --metrics-listen host serves the instrument routes (/metrics) and nothing else */
 } dispatch_handler_t;
 
 /* --- request dispatch ----------------------------------------------------- */
@@ -195,19 +195,19 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
         goto NotAnAppRoute;
     switch (router_match(&s->router, method, req->path_normalized.base, req->path_normalized.len, &match)) {
     case ROUTER_FOUND:
-        if (self->metrics_only && strcmp(match.route->template, "/metrics") != 0)
+        if (self->metrics_only && !(match.route->flags & SERVER_ROUTE_INSTRUMENT))
             break;
         rq = request_attach(req, worker, match.route->id);
         rq->match = match;
         /* the lab's /metrics is an instrument, not the app: no fault, no
          * --app-cpu-us */
-        if (strcmp(match.route->template, "/metrics") == 0)
+        if (match.route->flags & SERVER_ROUTE_INSTRUMENT)
             return ((request_handler_fn)match.route->handler)(req, rq);
         if (apply_fault(s, worker, req, rq))
             return 0;
         return run_route(s, req, rq);
     case ROUTER_METHOD_NOT_ALLOWED:
-        if (self->metrics_only && strcmp(match.route->template, "/metrics") != 0)
+        if (self->metrics_only && !(match.route->flags & SERVER_ROUTE_INSTRUMENT))
             break;
         request_attach(req, worker, match.route->id);
         router_format_allow(match.allowed, allow, sizeof(allow));
@@ -542,6 +542,14 @@ int server_add_route_data(server_t *s, unsigned methods, const char *tmpl, reque
     int id = router_add(&s->router, methods, tmpl, (void *)handler);
     if (id >= 0)
         s->router.routes[id].data = data;
+    return id;
+}
+
+int server_add_instrument_route(server_t *s, unsigned methods, const char *tmpl, request_handler_fn handler)
+{
+    int id = router_add(&s->router, methods, tmpl, (void *)handler);
+    if (id >= 0)
+        s->router.routes[id].flags = SERVER_ROUTE_INSTRUMENT;
     return id;
 }
 

@@ -39,6 +39,16 @@ int server_add_route(server_t *s, unsigned methods, const char *tmpl, request_ha
 int server_add_route_data(server_t *s, unsigned methods, const char *tmpl, request_handler_fn handler,
                           const void *data);
 
+/* A route's marks (router_route_t.flags). An instrument is the lab's, not
+ * the app's (/metrics): the --metrics-listen host serves it and nothing
+ * else, and --fault-* and --app-cpu-us, which model the app, leave it
+ * alone. Dispatch reads the mark kept at registration, so no request pays
+ * for comparing templates. */
+#define SERVER_ROUTE_INSTRUMENT 1u
+
+/* Adds an instrument route (before server_run). Returns the route id or -1. */
+int server_add_instrument_route(server_t *s, unsigned methods, const char *tmpl, request_handler_fn handler);
+
 /* Sets the worker hooks (one pair; the data layer's). */
 void server_set_worker_hooks(server_t *s, server_worker_hook_fn start, server_worker_hook_fn stop, void *data);
 

@@ -62,7 +62,7 @@ int ops_register(server_t *s)
 {
     if (server_add_route(s, ROUTER_GET, "/health_check", on_health_check) < 0 ||
         server_add_route(s, ROUTER_GET, "/readyz", on_readyz) < 0 ||
-        server_add_route(s, ROUTER_GET, "/metrics", on_metrics) < 0)
+        server_add_instrument_route(s, ROUTER_GET, "/metrics", on_metrics) < 0)
         return -1;
     return 0;
 }

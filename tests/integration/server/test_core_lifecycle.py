@@ -179,6 +179,8 @@ class Listeners(unittest.TestCase):
             status, headers, body = srv.get("/metrics", port=p2)
             self.assertEqual(status, 200)
             self.assertTrue(headers.get("content-type", "").startswith("text/plain"))
+            # the metrics host serves the instrument route alone: an app route is not found there
+            self.assertEqual(srv.get("/health_check", port=p2)[0], 404)
             m = srv.metrics(port=p2)
             self.assertGreaterEqual(m.value("http_requests_total", route="/health_check", method="GET", code="200"), 3)
             self.assertEqual(srv.stop(), 0)
