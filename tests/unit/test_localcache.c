@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/cache/localcache.h"
+#include "data/cache/cache_near.h"
 #include "unit_run.h"
 
 #define MB (1024 * 1024)

@@ -21,8 +21,8 @@
  * This is the one header of data/cache/ that the rest of the server
  * includes; the folder's other files are its inside: cache.c the client and
  * its connection on the loop, and the one way in and out of a look-up in
- * either mode; cache_blocking the sync-mode connection; cache_near +
- * localcache the --cache-local copy; and what the connections share
+ * either mode; cache_blocking the sync-mode connection; cache_near the
+ * --cache-local copy, its store and its tracker; and what the connections share
  * (cache_dels, cache_adapter, cache_conn).
  */
 #ifndef SUTLAB_CACHE_H

@@ -1,8 +1,9 @@
 /*
- * cache_near: a worker's --cache-local copy (a localcache) and the tracker
- * that keeps it coherent, a second Redis connection subscribed to
- * __redis__:invalidate: on the loop in async mode, blocking and read before
- * each use in sync mode. The coherence rules are at the top of cache_near.c.
+ * cache_near: a worker's --cache-local copy (its store, localcache_* at the
+ * end) and the tracker that keeps it coherent, a second Redis connection
+ * subscribed to __redis__:invalidate: on the loop in async mode, blocking and
+ * read before each use in sync mode. The coherence rules are at the top of
+ * cache_near.c.
  *
  * On the loop it never sees the command connection: its owner (cache.c)
  * sends CLIENT TRACKING ... REDIRECT <tracker> there, reports the answer and
@@ -98,5 +99,70 @@ void cache_near_follow(cache_near_t *n, redisContext *cmd, int *tracked);
 /* A write of this process invalidated key: no worker answers it from its
  * copy after this returns. Any thread. */
 void cache_near_written(const char *key);
+
+/* --- the store -------------------------------------------------------------
+ *
+ * localcache_*: the copy's entries, Redis hash fields kept in the worker's
+ * memory. A plain data structure (no I/O, no clock, no threads): the code
+ * above feeds it what Redis answered and tells it what Redis invalidated;
+ * the store only keeps the bookkeeping right (tests/unit/test_localcache.c
+ * tests it alone).
+ *
+ * The one subtle rule is the race Redis's client-side caching documents: a
+ * reply can be read after the invalidation of the key it came from. So a
+ * caller takes the epoch before asking Redis and hands it to put, which
+ * refuses the value if the key (or the whole cache) was dropped since.
+ *
+ * Bounded: values beyond max_bytes are not stored; past max_keys distinct
+ * keys everything is cleared (the key bookkeeping is what outlives entries).
+ *
+ * Its size is published as it changes, to a gauge slot its owner gives (the
+ * worker's cache_local_bytes): a relaxed store, as core/metrics.h's.
+ */
+
+typedef struct localcache localcache_t;
+
+typedef enum localcache_put_result {
+    LOCALCACHE_STORED = 0,
+    LOCALCACHE_STALE, /* dropped since the epoch given: not stored */
+    LOCALCACHE_FULL,  /* over max_bytes: not stored */
+} localcache_put_result_t;
+
+/* Returns NULL on allocation failure. `bytes_gauge` (may be NULL) is kept
+ * equal to localcache_bytes(). */
+localcache_t *localcache_create(size_t max_bytes, size_t max_keys, uint64_t *bytes_gauge);
+void localcache_destroy(localcache_t *lc);
+
+/* The current epoch: take it before the Redis call whose answer may be put. */
+uint64_t localcache_epoch(const localcache_t *lc);
+
+/* Finds key/field if it expires after now_ms (an expired entry is removed).
+ * Returns 1 with *value and *len valid until the next call that changes the
+ * cache (or, pinned, until unpinned) and *tag as put, or 0. */
+int localcache_get(localcache_t *lc, const char *key, const char *field, uint64_t now_ms, const char **value,
+                   size_t *len, uint64_t *tag);
+
+/* Keeps a value returned by localcache_get valid and unchanged until the
+ * matching unpin, whatever happens to its entry meanwhile (replaced,
+ * dropped, expired, cleared, or the cache destroyed). For a response that
+ * goes out from the cached bytes themselves. */
+void localcache_pin(const char *value);
+void localcache_unpin(const char *value);
+
+/* Stores a copy of value for key/field until expires_ms (replacing one),
+ * unless key was dropped or the cache cleared after epoch `since`. The tag
+ * is the caller's, handed back by get. */
+localcache_put_result_t localcache_put(localcache_t *lc, const char *key, const char *field, const char *value,
+                                       size_t len, uint64_t expires_ms, uint64_t since, uint64_t tag);
+
+/* Drops every field of key. */
+void localcache_drop(localcache_t *lc, const char *key);
+
+/* Drops everything. */
+void localcache_clear(localcache_t *lc);
+
+/* Entries and the bytes they hold (values, names and bookkeeping). */
+size_t localcache_count(const localcache_t *lc);
+size_t localcache_bytes(const localcache_t *lc);
 
 #endif
