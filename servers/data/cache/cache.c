@@ -448,10 +448,8 @@ void cache_destroy(cache_client_t *c)
 static void hget_async(cache_client_t *c, request_t *rq, const char *key, const char *field, cache_get_fn cb,
                        uint64_t started, const cache_near_ticket_t *ticket)
 {
-    if (!usable(c)) {
-        /* down or stalled: go straight to PostgreSQL */
-        metrics_add(&c->requests[CACHE_ERROR], 1);
-        cb(rq, CACHE_ERROR, h2o_iovec_init(NULL, 0));
+    if (!usable(c)) { /* down or stalled: go straight to PostgreSQL */
+        deliver(c, rq, cb, started, CACHE_ERROR, NULL, 0, 0);
         return;
     }
     cache_op_t *op = calloc(1, sizeof(*op));
