@@ -1,9 +1,10 @@
-"""report.html: one run of steps, flip, spray or case on one page a browser opens offline.
+"""report.html: one run of steps, flip, spray, bench or case on one page a browser opens offline.
 
 The page says what ran (the command, the flags in force as the server reported them, the fixtures,
 the machine, the load average before and after), then the run's own Markdown (its tables, the
 verdicts and their rules, for a case the write-up's figures beside the measured ones) as HTML, and
-its PNGs. Self-contained: the styles are inline, the images data: URIs, and the page's policy
+its PNGs, among them the panels every command shares (panels.py: CPU per tier over time, the
+run's Prometheus series). Self-contained: the styles are inline, the images data: URIs, and the page's policy
 (Content-Security-Policy default-src 'none') refuses any request it might make. Markdown goes
 through python3-markdown (its tables extension), the page through a python3-jinja2 template
 (templates/report.html) with autoescaping.
@@ -44,21 +45,25 @@ class Report:
 
     def add_markdown(self, title, text):
         """Markdown of the tools' own (tables, lists), as HTML."""
-        self.sections.append({"title": title, "html": to_html(text)})
+        self.sections.append({"title": title, "html": to_html(text), "panel": ""})
 
-    def add_text(self, title, text):
-        """Preformatted text (a tool's report, the verdict rules), as it was printed."""
+    def add_text(self, title, text, panel=""):
+        """Preformatted text (a tool's report, the verdict rules), as it was printed. panel: what
+        the section stands for (panels.py: "cpu-note", "prometheus"), in its data-panel."""
         from markupsafe import Markup, escape
-        self.sections.append({"title": title, "html": Markup("<pre>%s</pre>") % escape(text)})
+        self.sections.append({"title": title, "html": Markup("<pre>%s</pre>") % escape(text), "panel": panel})
 
-    def add_image(self, title, path):
-        """A PNG, embedded; a missing file is left out (the run may have had no matplotlib)."""
+    def add_image(self, title, path, panel=""):
+        """A PNG, embedded; a missing file is left out (the run may have had no matplotlib).
+        panel: what the image is (panels.py: "cpu", "prometheus"), in its data-panel; the page
+        counts the rendered images of each (body data-cpu-images, data-prometheus-images)."""
         try:
             with open(path, "rb") as f:
                 data = base64.b64encode(f.read()).decode("ascii")
         except OSError:
-            return
-        self.images.append({"title": title, "data": data})
+            return False
+        self.images.append({"title": title, "data": data, "panel": panel})
+        return True
 
     def set_verdict(self, text, ok):
         self.verdict, self.verdict_ok = text, ok

@@ -283,53 +283,6 @@ def write_csv(rows, tier_names, path):
                         _round(r.get("net_capacity_Bps"), 0)])
 
 
-def cpu_timeline(rows, tier_names):
-    """The tiers' CPU over the run, from each level's samples: [(seconds since the first sample,
-    level, {tier: cores used over the interval before})]; the levels follow each other on one
-    clock (their warm-ups and the gaps between them left out)."""
-    out, offset = [], 0.0
-    for r in rows:
-        points = r.get("timeline") or []
-        for (t0, a), (t1, b) in zip(points, points[1:]):
-            if t1 > t0:
-                out.append((offset + t1 - points[0][0], r["level"],
-                            {t: max(0.0, b.get(t, 0.0) - a.get(t, 0.0)) / (t1 - t0) for t in tier_names}))
-        if points:
-            offset += points[-1][0] - points[0][0]
-    return out
-
-
-def write_cpu_csv(timeline, tier_names, path):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["t", "level"] + ["cpu_%s_pct" % t for t in tier_names])
-        for t, level, cores in timeline:
-            w.writerow([round(t, 2), level] + [round(100 * cores[n], 1) for n in tier_names])
-
-
-def plot_cpu(timeline, tier_names, path, title):
-    """Each tier's CPU (% of one core) over the run, the levels marked."""
-    from . import plots
-    plt = plots._pyplot()
-    fig, ax = plots._figure(plt, (1000, 450))
-    xs = [p[0] for p in timeline]
-    for tier in tier_names:
-        ax.plot(xs, [100 * p[2][tier] for p in timeline], ".-", label=tier)
-    seen = set()
-    for t, level, _ in timeline:
-        if level not in seen:
-            seen.add(level)
-            ax.axvline(t, color="gray", linestyle=":", linewidth=1)
-            ax.annotate(str(level), (t, 0), xytext=(2, 2), textcoords="offset points", fontsize="small")
-    ax.set_xlabel("measured seconds (levels one after the other, marked by their level)")
-    ax.set_ylabel("CPU, % of one core")
-    ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper left", fontsize="small")
-    plots._title(fig, (1000, 450), title, [], 2)
-    return plots._save(fig, plt, path, (1000, 450))
-
-
 def plot(rows, tier_names, path, title):
     """rps and p95 (p99 where the tool gives no p95) against level, over a stacked bar of each
     tier's CPU (% of one core) at each level."""

@@ -224,8 +224,8 @@ class Sampler:
         self._last_look = None
         self._queues = []
         self._metrics = []
-        # (monotonic time, {tier: CPU seconds of every thread seen so far}) at each look: the
-        # tiers' CPU over time (steps' cpu.csv and cpu.png)
+        # (monotonic time, {tier: CPU seconds of every thread seen so far}) at each look, of the
+        # tiers given processes: their CPU over time (report.html's panel: panels.py)
         self.timeline = []
 
     def _pids(self, tier, kids):
@@ -247,7 +247,8 @@ class Sampler:
                     running += 1
                 self._threads[t][key] = (first, now)
             self._active[t] = max(self._active[t], running)
-        self.timeline.append((now_t, {t: sum(last[0] for _, last in self._threads[t].values()) for t in self.names}))
+        self.timeline.append((now_t, {t: sum(last[0] for _, last in self._threads[t].values())
+                                      for t in self.names if self.roots[t]}))
         self._load_pids = self._pids("load", kids)  # refreshed here; read every WRITE_EVERY
         declared = loadcap.capacity(self._load_pids, _allowed_of, _parent_of)
         if declared is not None:

@@ -12,8 +12,10 @@ The tiers come from the lab (infra/lab up, --instances, --netns: var/ pid files)
 --web-pid, --lb-pid, --db-pid, --redis-pid (a sutlab the lab did not start). Output: a Markdown table
 (and when the target is sutlab and a level reached several routes, a second one: per level, each
 route's share of the server's time and of the database's over the measured seconds, from /metrics
-as they start and end), and in --out
-(default var/steps/TOOL-TIME) steps.csv, steps.png and each run's log. Exit 0; 1 if a step's load tool failed (the rows measured are kept) or a --fail-if threshold was violated (one
+as they start and end), and in --out (default var/steps/TOOL-TIME) steps.csv, steps.png, cpu.csv
+and cpu.png (CPU per tier over time), report.html (with the run's Prometheus series when
+--prometheus finds one: prometheus.csv, .png) and each run's log. Exit 0; 1 if a
+step's load tool failed (the rows measured are kept) or a --fail-if threshold was violated (one
 line each: sutlab_lab/thresholds.py); 2 on bad usage, with nothing started.
 
   loadscripts/steps --tool wrk --levels 16,64 --fail-if 'p99<50ms' --fail-if 'errors<0.1%' --fail-if 'rps>=1000@64'
@@ -24,8 +26,8 @@ import shutil
 import sys
 import time
 
-from .. import REPO, htmlreport, loads, metrics, progress, promseries, routeshare, stepped, thresholds, tiers, verdict
-from ..services import client, lab
+from .. import REPO, htmlreport, loads, metrics, panels, progress, routeshare, stepped, thresholds, tiers, verdict
+from ..services import client
 from ..cli import Parser, Usage
 from ..errors import RunError
 
@@ -58,13 +60,7 @@ def arguments(argv):
     p.add_argument("--abort-on-overflow", action="store_true",
                    help="httperf: net.ipv4.tcp_abort_on_overflow=1 during each step (loadscripts/spray)")
     p.add_argument("--out", help="directory for steps.csv, steps.png and the logs")
-    p.add_argument("--prometheus", default="auto", metavar="URL|auto|none",
-                   help="Prometheus to read the run's series from for report.html (prometheus.csv, .png): auto, the "
-                        "lab's when `infra/lab up --monitoring` runs it (default)")
-    p.add_argument("--lab-var", default=os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var"),
-                   help="the lab's state directory (default $SUTLAB_LAB_VAR, else var/, as infra/lab)")
-    for tier in ("web", "lb", "db", "redis"):
-        p.add_argument("--%s-pid" % tier, type=int, action="append", default=[], help="a %s process" % tier)
+    panels.add_arguments(p, pids=True)
     p.add_argument("--load-workers", default="1", metavar="N|auto",
                    help="the load tool's workers: wrk -t N, hey -cpus N, Locust as a master and N workers "
                         "(auto: one per core the load may use); ab and httperf have none to add (default 1)")
@@ -168,11 +164,7 @@ def workers_of(args):
 
 
 def roots_of(args):
-    given = {t: getattr(args, "%s_pid" % t) for t in ("web", "lb", "db", "redis")}
-    if any(given.values()):
-        roots = {t: pids for t, pids in given.items() if pids}
-    else:
-        roots = lab.roots(args.lab_var)
+    roots = panels.tier_roots(args)
     if not roots.get("web"):
         raise Usage("no sutlab to measure: start the lab (infra/lab up) or give --web-pid")
     return roots
@@ -186,28 +178,6 @@ def make_load(args, out_dir):
                       locust_args=args.locust_arg, out_dir=out_dir,
                       spray_args=["--abort-on-overflow"] if args.abort_on_overflow else [],
                       workers=args.load_workers, cpus=args.load_cpus)
-
-
-def prometheus_series(args, out_dir, start, end):
-    """With the lab's monitoring up (or --prometheus URL): the run's series from Prometheus into
-    prometheus.csv and prometheus.png. A Prometheus that does not answer is said, not fatal."""
-    url = promseries.lab_prometheus(args.lab_var) if args.prometheus == "auto" else (
-        None if args.prometheus == "none" else args.prometheus)
-    if not url:
-        return
-    time.sleep(2.0)  # the last second's scrape
-    try:
-        series = promseries.fetch(url, start - 1, end + 1)
-    except (OSError, ValueError) as e:
-        print("(no Prometheus series: %s: %s)" % (url, e))
-        return
-    promseries.write_csv(series, os.path.join(out_dir, "prometheus.csv"))
-    print("Prometheus (%s): %d series over the run in prometheus.csv" % (url, len(series)))
-    if series:
-        try:
-            promseries.plot(series, os.path.join(out_dir, "prometheus.png"), "the run in Prometheus (%s)" % url)
-        except ImportError:
-            pass
 
 
 def main(argv):
@@ -231,7 +201,7 @@ def main(argv):
     rows = stepped.run(make_load(args, out_dir), levels, roots, args.duration, args.warmup, out_dir,
                        scrape=stepped.web_scraper(args.url), sample=progress.server_rate(args.url), net=net,
                        window=lambda: scrape_or_none(args.url))
-    prometheus_series(args, out_dir, started, time.time())
+    ended = time.time()
     routes = route_section(rows)
     names = [t for t in tiers.TIERS if any(t in r.get("tiers", {}) for r in rows)]
     table, rules = stepped.markdown(rows, names), "\n".join(READING + ["  - " + rule for rule in verdict.RULES])
@@ -243,20 +213,19 @@ def main(argv):
     print()
     print(rules)
     stepped.write_csv(rows, names, os.path.join(out_dir, "steps.csv"))
-    timeline = stepped.cpu_timeline(rows, names)
-    stepped.write_cpu_csv(timeline, names, os.path.join(out_dir, "cpu.csv"))
     try:
         stepped.plot(rows, names, os.path.join(out_dir, "steps.png"),
                      "%s %s, levels %s" % (args.tool, what, ",".join(map(str, levels))))
-        if timeline:
-            stepped.plot_cpu(timeline, names, os.path.join(out_dir, "cpu.png"), "CPU per tier over the run")
     except ImportError:
         print("(no PNG: python3-matplotlib is not installed)")
-    print("\n%s: steps.csv, cpu.csv, steps.png, cpu.png, report.html, the runs' logs" % out_dir)
     gate_lines = []
     gate = thresholds.judge(args.fail_if, stepped.subjects(rows, args.duration),
                             say=lambda ln: (print(ln), gate_lines.append(ln)))
     write_page(page, rows, table, rules, gate_lines, gate == 0, out_dir, routes)
+    panels.prometheus_panel(page, out_dir, args.prometheus, args.lab_var, started, ended)
+    panels.cpu_panel(page, out_dir, [(r["level"], r.get("timeline")) for r in rows], mark="level", what="levels")
+    page.write(out_dir)
+    print("\n%s: steps.csv, cpu.csv, steps.png, cpu.png, report.html, the runs' logs" % out_dir)
     return 1 if any(r.get("failed") for r in rows) else gate
 
 
@@ -293,8 +262,9 @@ def route_section(rows):
 
 
 def write_page(page, rows, table, rules, gate_lines, gate_ok, out_dir, routes=None):
-    """OUT/report.html: the table, its rules, the thresholds, steps.png; the headline is the tier
-    that limits each level, marked failed when a level failed or a threshold was violated."""
+    """report.html's own part: the table, its rules, the thresholds, steps.png; the headline is
+    the tier that limits each level, marked failed when a level failed or a threshold was
+    violated (the shared panels follow: panels.py)."""
     page.set_verdict("limiting tier by level: " + ", ".join("%s: %s" % (r["level"], r.get("verdict", "failed"))
                                                            for r in rows),
                      gate_ok and not any(r.get("failed") for r in rows))
@@ -305,10 +275,3 @@ def write_page(page, rows, table, rules, gate_lines, gate_ok, out_dir, routes=No
     if gate_lines:
         page.add_markdown("Thresholds (--fail-if)", "\n".join("- " + ln for ln in gate_lines))
     page.add_image("req/s and p95 against level, CPU per tier", os.path.join(out_dir, "steps.png"))
-    if os.path.exists(os.path.join(out_dir, "prometheus.png")):
-        page.add_image("The run in Prometheus, each tier's series (prometheus.csv)",
-                       os.path.join(out_dir, "prometheus.png"))
-    if os.path.exists(os.path.join(out_dir, "cpu.png")):
-        page.add_image("CPU per tier over time (sampled every %g s)" % tiers.SAMPLE_EVERY,
-                       os.path.join(out_dir, "cpu.png"))
-    page.write(out_dir)
