@@ -61,7 +61,10 @@ Target server (one of):
 
 Output: the table on stdout (and OUT/table.txt), OUT/flip.png (req/s, p50/p95/p99, CPU per
 request, latency curves side by side), the load generator's raw output, the server logs, the
-flags each run reported in sutlab_build_info. OUT is --out, default var/flip/<time>-<flag>.
+flags each run reported in sutlab_build_info, and OUT/report.html with CPU per tier over time
+(OUT/cpu.csv, cpu.png: the server and PostgreSQL, every measured run marked) and, when a
+Prometheus is reachable (--prometheus auto: the lab's with `infra/lab up --monitoring`), the
+run's series (OUT/prometheus.csv, .png). OUT is --out, default var/flip/<time>-<flag>.
 Server CPU = utime+stime of the server process (all threads) during the measured run, from
 /proc/PID/stat: "% of one core" and microseconds per request; PostgreSQL's likewise (the
 postmaster and every process under it) when its pid is known.
@@ -93,7 +96,7 @@ import signal
 import subprocess
 import time
 
-from .. import REPO, driver, htmlreport, plots, thresholds
+from .. import REPO, driver, htmlreport, panels, plots, thresholds
 from ..cli import Parser
 from ..errors import RunError
 from ..flip import live, load, log, plan, report, targets
@@ -138,6 +141,7 @@ def add_target_args(p):
                         "else build/sutlab)")
     g.add_argument("--restore-flags", metavar="FLAGS",
                    help="--restart-cmd: flags to restart with at the end (default: the base flags)")
+    panels.add_arguments(g, lab_var=False)  # auto: the Prometheus of the lab in $SUTLAB_LAB_VAR, else var/
     g.add_argument("--start-timeout", type=float, default=20.0, metavar="SECONDS",
                    help="how long a (re)started server may take to answer /health_check (default %(default)s)")
 
@@ -345,12 +349,17 @@ def write_report(args, p, target, scenario, results, page, curve=None):
     return meds
 
 
-def write_page(page, out, ratio, gate_lines, gate):
+def write_page(args, page, out, results, window, ratio, gate_lines, gate):
     """OUT/report.html, once the thresholds are judged: the headline is the on/off ratio of
-    req/s, marked failed when a threshold was violated."""
+    req/s, marked failed when a threshold was violated; then the shared panels (panels.py) of
+    the window (time.time() before the first run, after the last): the run's Prometheus series,
+    CPU per tier over time of every measured run, off and on as they alternated."""
     if gate_lines:
         page.add_markdown("Thresholds (--fail-if)", "\n".join("- " + ln for ln in gate_lines))
     page.set_verdict("req/s on / off: %s" % ("n/a" if ratio is None else "%.2fx" % ratio), gate == 0)
+    panels.prometheus_panel(page, out, args.prometheus, targets.LAB_VAR, *window)
+    panels.cpu_panel(page, out, panels.segments_in(results), mark="run",
+                     what="the off and on %s" % ("halves of the load" if args.live else "runs, as alternated"))
     log("report: %s" % page.write(out))
 
 
@@ -416,14 +425,16 @@ def main(argv):
         target.apply(p.runs[0][1] + admin_flags, "off")
         scenario = load.choose_scenario(args, target.url, plan.spec_of(args.flag))
         page = htmlreport.Report("flip", "flip --%s%s" % (args.flag, " --live" if args.live else ""), url=target.url)
+        started = time.time()
         if args.live:
             results, curve = run_live(args, p, target, scenario, admin)
         else:
             results, curve = run_rounds(args, p, target, scenario, sutlab_bin, db_url), None
+        window = (started, time.time())
         meds = write_report(args, p, target, scenario, results, page, curve)
         gate_lines, figures = [], subjects(meds, args.duration * args.rounds)
         gate = thresholds.judge(args.fail_if, figures, say=lambda ln: (print(ln), gate_lines.append(ln)))
-        write_page(page, target.out, figures[thresholds.RUN]["ratio"], gate_lines, gate)
+        write_page(args, page, target.out, results, window, figures[thresholds.RUN]["ratio"], gate_lines, gate)
         return gate
     except RunError as e:
         log("error: %s" % e)

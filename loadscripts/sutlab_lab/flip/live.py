@@ -181,6 +181,8 @@ def _run(args, target, scenario, admin, token, off, on):
     load.warm_up(args, target, scenario, "live", base, token)
     scraper = Scraper(target.url, tiers.tree(target.pids(), procs.children_map()))
     scraper.start()
+    pg = target.pg_pid()
+    sampler = tiers.Sampler({"web": target.pids(), "db": [pg] if pg else []}).start()  # CPU per tier over time
     time.sleep(2 * SCRAPE_S)
     t0, total = time.monotonic(), 2 * args.duration
     whole = dict(vars(args), duration=total)
@@ -201,6 +203,7 @@ def _run(args, target, scenario, admin, token, off, on):
     driver.join(total + 120)
     scraper.stop.set()
     scraper.join(5)
+    _, signals = sampler.stop()
     if "error" in outcome:
         raise outcome["error"]
     t_end = t0 + total
@@ -210,6 +213,10 @@ def _run(args, target, scenario, admin, token, off, on):
         r["build_flags"] = flags if label == "on" else flags.replace("--%s=%s" % (args.flag, on),
                                                                      "--%s=%s" % (args.flag, off))
         r["verdict"] = ""
+    # the sampler's looks split at the change: the off half's, then the on half's from the change
+    timeline = signals["timeline"]
+    results["off"]["cpu_timeline"] = [p for p in timeline if p[0] <= t_change]
+    results["on"]["cpu_timeline"] = [p for p in timeline if p[0] >= t_change]
     rows = curve(scraper.points, t0)
     write_csv(os.path.join(target.out, "live.csv"), rows, t_change - t0)
     return {k: [v] for k, v in results.items()}, rows, t_change - t0, outcome.get("load")

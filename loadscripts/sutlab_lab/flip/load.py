@@ -312,6 +312,7 @@ def measure(args, target, scenario, label, rnd, token):
             side.wait()
     usage, signals = sampler.stop()
     r.update(cpu_shares(r, usage))
+    r["cpu_timeline"] = signals["timeline"]  # report.html's CPU per tier over time (panels.py)
     r["verdict"] = verdict.verdict({"level": 0, "rps": r["rps"], "tiers": usage,
                                     "outside_cores": signals["outside_cores"]})[0]
     if side is not None:
