@@ -48,10 +48,11 @@ def commands(host, port, uri, rate, duration, timeout):
             for i in range(n)]
 
 
-def run(host, port, uri, rate, duration, timeout, log=None, show_progress=False):
+def run(host, port, uri, rate, duration, timeout, log=None, show_progress=False, on_start=None):
     """The attack: every process started together and waited for; their merged report. `log`, a
     file, gets each process's command and output; show_progress: a progress line (progress.py)
-    with the replies so far, for a caller that shows none of its own. RunError if one fails to
+    with the replies so far, for a caller that shows none of its own; on_start(pids): called once
+    the processes run (a caller that samples them as the load tier). RunError if one fails to
     report.
 
     Each process writes to a file of its own, not a pipe: a status line per reply fills a pipe
@@ -64,6 +65,8 @@ def run(host, port, uri, rate, duration, timeout, log=None, show_progress=False)
     try:
         running += [subprocess.Popen(a, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                     preexec_fn=procs.die_with_parent) for a, out in zip(argvs, outputs)]
+        if on_start is not None:
+            on_start([proc.pid for proc in running])
         # progress from the replies the processes have written so far (their files, by descriptor)
         files = ["/proc/self/fd/%d" % out.fileno() for out in outputs]
         ticker = progress.Ticker("spray: %g req/s" % rate, duration + timeout, sample=progress.replies_in(files))

@@ -6,6 +6,11 @@ report), sent by httperf.
   loadscripts/spray --path '/work/sleep?ms=2000' --rate 100 --duration 30 --abort-on-overflow
   infra/lab exec-client -- loadscripts/spray --path '/work/sleep?ms=2000' --rate 100   (the netns lab)
 
+The report (OUT/report.html, with report.txt) carries CPU per tier over time (OUT/cpu.csv,
+cpu.png: the lab's tiers, or those given with --web-pid, --db-pid, ..., and httperf as the load)
+and, when a Prometheus is reachable (--prometheus auto: the lab's with `infra/lab up
+--monitoring`), the run's series (OUT/prometheus.csv, .png).
+
 --abort-on-overflow sets net.ipv4.tcp_abort_on_overflow=1 for the run (root; the netns lab's web
 namespace when the URL is its address, else this machine's namespace) and restores it: a full
 accept queue then resets connections, as in the write-up, instead of dropping them silently.
@@ -21,7 +26,7 @@ import signal
 import sys
 import time
 
-from .. import REPO, htmlreport, spray, thresholds
+from .. import REPO, htmlreport, panels, spray, thresholds, tiers
 from ..cli import Parser, Usage
 from ..errors import RunError
 
@@ -39,6 +44,7 @@ def arguments(argv):
     p.add_argument("--log", help="write httperf's commands and outputs to this file")
     p.add_argument("--out", help="directory for report.html and report.txt (default var/spray/TIME)")
     p.add_argument("--no-report", action="store_true", help="no report.html (loadscripts/steps runs spray so)")
+    panels.add_arguments(p, pids=True)
     p.add_argument("--fail-if", action="append", default=[], type=thresholds.argument(without=("ratio",)), metavar="EXPR",
                    help="exit 1 unless the run meets it (repeatable): success>=99%%, p99<2500ms, errors<1%%, "
                         "rps>=95, mean<..., p50<..., p95<...")
@@ -72,12 +78,39 @@ def web_netns(host):
     return None
 
 
-def attack(args):
+class Tiers:
+    """The tiers sampled over the spray for report.html (tiers.Sampler): the lab's, or the
+    --TIER-pid given, and httperf's processes as the load tier, from the moment they run."""
+
+    def __init__(self, args):
+        self.roots = {} if args.no_report else panels.tier_roots(args)
+        self.sampler, self.timeline = None, None
+        self.enabled = not args.no_report  # steps' httperf runs are sampled by steps
+
+    def start(self, pids):
+        if self.enabled:
+            self.sampler = tiers.Sampler(dict(self.roots, load=pids)).start()
+
+    def stop(self):
+        if self.sampler is not None:
+            self.timeline = self.sampler.stop()[1]["timeline"]
+            self.sampler = None
+
+    def unsampled(self):
+        """What the page says of the server tiers it could not sample."""
+        if self.roots.get("web"):
+            return []
+        return ["no server tier sampled: no lab runs (infra/lab up) and no --web-pid was given; the load "
+                "tier (httperf) only"]
+
+
+def attack(args, sampled):
     log = open(args.log, "w") if args.log else None
     try:
         return spray.run(args.host, args.port, args.path, args.rate, args.duration, args.timeout, log=log,
-                         show_progress=True)
+                         show_progress=True, on_start=sampled.start)
     finally:
+        sampled.stop()
         if log is not None:
             log.close()
 
@@ -95,8 +128,10 @@ def spray_table(s):
                           ms(s["p50"]), ms(s["p95"]), ms(s["p99"]), ms(s["max"]), codes, errors)])
 
 
-def write_page(args, page, s, gate_lines):
-    """OUT/report.txt (vegeta's report) and OUT/report.html."""
+def write_page(args, page, s, gate_lines, sampled, window):
+    """OUT/report.txt (vegeta's report) and OUT/report.html, with the shared panels (panels.py):
+    the run's Prometheus series over `window` (time.time() around the attack), CPU per tier over
+    time."""
     out = args.out or os.path.join(REPO, "var", "spray", time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(out, exist_ok=True)
     text = spray.text(s, args.duration)
@@ -107,6 +142,9 @@ def write_page(args, page, s, gate_lines):
     if gate_lines:
         page.add_markdown("Thresholds", "\n".join("- " + ln for ln in gate_lines))
     page.set_verdict("success %.2f%% of %d requests" % (100 * s["success"], s["requests"]), s["success"] >= 0.99)
+    panels.prometheus_panel(page, out, args.prometheus, args.lab_var, *window)
+    panels.cpu_panel(page, out, [("spray", sampled.timeline)] if sampled.timeline else [], what="the spray",
+                     unsampled=sampled.unsampled())
     print("report: %s" % page.write(out), file=sys.stderr)
 
 
@@ -125,15 +163,16 @@ def main(argv):
     n = spray.processes_for(args.rate, args.timeout)
     print("spray: %s%s at %g req/s for %d s, timeout %d s (%d httperf process%s)"
           % (args.url, args.path, args.rate, args.duration, args.timeout, n, "" if n == 1 else "es"), flush=True)
+    sampled, started = Tiers(args), time.time()
     try:
         if args.abort_on_overflow:
             ns = web_netns(args.host)
             with spray.AbortOnOverflow(ns):
                 print("spray: %s=1 in %s for the run" % (spray.ABORT_SYSCTL, "namespace " + ns if ns else
                                                            "this network namespace"), flush=True)
-                report = attack(args)
+                report = attack(args, sampled)
         else:
-            report = attack(args)
+            report = attack(args, sampled)
     except RunError as e:
         print("loadscripts/spray: %s" % e, file=sys.stderr)
         return 1
@@ -142,7 +181,7 @@ def main(argv):
     lines = []
     gate = thresholds.judge(args.fail_if, {thresholds.RUN: spray.figures(s)}, say=lambda ln: (print(ln), lines.append(ln)))
     if not args.no_report:
-        write_page(args, page, s, lines)
+        write_page(args, page, s, lines, sampled, (started, time.time()))
     if args.json:
         print(spray.json_line(s))
     return gate
