@@ -55,6 +55,7 @@ def measured(ctx, server, fn):
     common.check_alive(servers, "died during the run")
     r["drain_s"] = svc.drain(server.name if server is not None else "pgbench")
     r.update(meter.per_request(r["requests"]))
+    r["cpu_timeline"] = meter.timeline
     r.setdefault("sutlab", None)
     return r
 

@@ -150,10 +150,12 @@ def run_redis_benchmark(args, port, n, command, expect_seconds):
 class Meter:
     """The CPU of process trees ({label: root pid, or a ServerProcess, whose pid is read when the
     run starts}) around one run, read by the sampler that loadscripts/steps and flip use
-    (tiers.Sampler), each label a tier of its own."""
+    (tiers.Sampler), each label a tier of its own. timeline: the sampler's looks, each label
+    renamed as `names` says ({label: tier}: the static suite's one label is each server's name),
+    for report.html's CPU per tier over time (panels.py)."""
 
-    def __init__(self, trees):
-        self.trees = trees
+    def __init__(self, trees, names=None):
+        self.trees, self.names = trees, names or {}
 
     def __enter__(self):
         roots = {k: [v.pid if isinstance(v, ServerProcess) else v] for k, v in self.trees.items()}
@@ -161,7 +163,8 @@ class Meter:
         return self
 
     def __exit__(self, *exc):
-        self.usage, _ = self.sampler.stop()
+        self.usage, signals = self.sampler.stop()
+        self.timeline = [(t, {self.names.get(k, k): v for k, v in cpu.items()}) for t, cpu in signals["timeline"]]
         return False
 
     def cpu_s(self):
@@ -174,15 +177,16 @@ class Meter:
                 for k in self.trees}
 
 
-def metered(run, trees, servers=()):
+def metered(run, trees, servers=(), names=None):
     """run() (a load generator run, returning its result) with the CPU of `trees` read around it
-    and added to the result as {label: us per request}; the servers must be alive before and
-    after."""
+    and added to the result as {label: us per request}, and its timeline as "cpu_timeline"
+    (Meter); the servers must be alive before and after."""
     check_alive(servers, "is no longer running")
-    with Meter(trees) as meter:
+    with Meter(trees, names) as meter:
         r = run()
     check_alive(servers, "died during the run")
     r.update(meter.per_request(r["requests"]))
+    r["cpu_timeline"] = meter.timeline
     return r
 
 

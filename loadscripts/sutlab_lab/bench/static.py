@@ -166,7 +166,7 @@ def measure_endpoint(ctx, servers, ep):
 
         def measure(seconds):
             return metered(lambda: run_wrk(args, server.port, path, seconds, **pipelined),
-                           {"cpu_us_per_req": server}, [server])
+                           {"cpu_us_per_req": server}, [server], names={"cpu_us_per_req": name})
         return driver.Contender(name, measure)
 
     def progress(rnd, name, r):

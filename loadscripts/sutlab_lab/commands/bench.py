@@ -42,7 +42,7 @@ import tempfile
 import time
 
 from ..cli import Parser
-from .. import LOADSCRIPTS, REPO, htmlreport, thresholds
+from .. import LOADSCRIPTS, REPO, htmlreport, panels, thresholds
 from ..services import procs
 from ..bench import board, cost, dbmode, delivery, services, static
 from ..bench.common import (BOARD_ARTICLE_SCRIPT, BOARD_PAGE_SCRIPT, DB_SUITES, NGINX, PG_BIN,
@@ -275,7 +275,8 @@ def add_run_args(p):
     p.add_argument("--keep-tmp", action="store_true",
                    help="keep the temp dir (configs, server logs, pgbench logs) and print its path")
     p.add_argument("--out", metavar="DIR",
-                   help="directory for report.html, every suite's tables on one page (default var/bench/TIME)")
+                   help="directory for report.html, every suite's tables on one page, with CPU per tier over "
+                        "time of every metered run (cpu.csv, cpu.png) (default var/bench/TIME)")
 
 
 def executable_arg(text):
@@ -365,6 +366,7 @@ def parse_args(argv):
     add_static_args(p)
     add_db_args(p)
     add_cost_args(p)
+    panels.add_arguments(p)
     args = p.parse_args(argv)
     if args.cost_out and os.path.exists(args.cost_out) and not os.path.isdir(args.cost_out):
         p.error("--cost-out %s exists and is not a directory" % args.cost_out)
@@ -456,7 +458,7 @@ def run_suites(args, sutlab_bin, docroot, tmpdir, needs_services):
     ctx = Context(args, sutlab_bin, docroot, tmpdir, env_line, svc)
     page = htmlreport.Report("bench", "bench --suite %s" % ",".join(args.suite))
     page.flags = "each contender's, in the tables (sutlab's: %s)" % (" ".join(args.sutlab_arg) or "its defaults")
-    figures = {}
+    figures, segments, unsampled, started = {}, [], [], time.time()
     for name in args.suite:
         suite = SUITES[name]
         result = suite.run(ctx)
@@ -465,6 +467,11 @@ def run_suites(args, sutlab_bin, docroot, tmpdir, needs_services):
         page.add_text("suite %s" % name, printed.text())
         if hasattr(suite, "figures"):
             figures.update(suite.figures(ctx, result))
+        # every measured run's sampled tiers (common.Meter), found in the suite's results
+        found = panels.segments_in(result, (name,))
+        segments += found
+        if not found:
+            unsampled.append("suite %s samples no tier over time: %s" % (name, UNSAMPLED.get(name, "no run of it is metered")))
         sys.stdout.flush()
     gate_lines = []
     gate = thresholds.judge(args.fail_if, figures or {thresholds.RUN: {}},
@@ -473,8 +480,15 @@ def run_suites(args, sutlab_bin, docroot, tmpdir, needs_services):
         page.add_text("Thresholds (--fail-if)", "\n".join(gate_lines))
     out = args.out or os.path.join(REPO, "var", "bench", time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(out, exist_ok=True)
+    panels.prometheus_panel(page, out, args.prometheus, args.lab_var, started, time.time())
+    panels.cpu_panel(page, out, segments, what="the measured runs (suite, contender, round)", unsampled=unsampled)
     log("bench: report %s" % page.write(out))
     return gate
+
+
+# what a suite without a sampler measures instead (its page says so rather than draw zeros)
+UNSAMPLED = {"cost": "it counts instructions (callgrind) and system calls (strace) per request, one request "
+                     "at a time under valgrind, not CPU over time"}
 
 
 class Tee:
