@@ -20,8 +20,11 @@ STEPS = os.path.join(LOADSCRIPTS, "steps")
 class Context:
     """A case's run: its options, its output directory, and a log of every command."""
 
-    def __init__(self, name, out, duration=None, netns=False, progress=print, load_workers=None, load_cpus=None):
+    def __init__(self, name, out, duration=None, netns=False, progress=print, load_workers=None, load_cpus=None,
+                 monitoring=False, prometheus="auto"):
         self.name, self.out, self.duration, self.netns = name, out, duration, netns
+        # --monitoring: every `infra/lab up` with it; --prometheus: given to every stage's steps
+        self.monitoring, self.prometheus = monitoring, prometheus
         # --load-workers/--load-cpus: given to every stage whose tool can take them (steps' options)
         self.load_workers, self.load_cpus = load_workers, load_cpus
         self.quick = duration is not None  # --duration: shortened steps, and the long extras left out
@@ -57,6 +60,8 @@ class Context:
             log.write(line + "\n")
 
     def lab(self, *args):
+        if args[:1] == ("up",) and self.monitoring:
+            args = ("up", "--monitoring") + tuple(args[1:])
         self.run([LAB] + list(args), "infra/lab %s" % args[0])
 
     def pin_web(self, cores):
@@ -86,7 +91,8 @@ class Context:
         """A stepped run into OUT/label; its rows (steps.csv as dicts, numbers as floats) and its
         Markdown table. in_client: through the netns lab's client namespace (default: --netns)."""
         out = os.path.join(self.out, label)
-        argv = ["/usr/bin/python3", STEPS, "--out", out] + list(args) + self.load_args(list(args))
+        argv = ["/usr/bin/python3", STEPS, "--out", out, "--prometheus", self.prometheus] + list(args) + \
+            self.load_args(list(args))
         if cores and not self.load_cpus:  # the load tool on these cores (steps and what it starts inherit them)
             argv = ["taskset", "-c", ",".join(map(str, cores))] + argv
         if self.netns if in_client is None else in_client:

@@ -17,15 +17,16 @@ setting, and taken down at the end), prints the measured table, the write-up's f
 the measured ones with the write-up's line and the band stated before the run, and one verdict
 line: reproduced, partly reproduced (K of N counted checks, naming each that missed) or not
 reproduced (the fix's direction or the limiting tier is wrong); sutlab_lab/cases/checks.py has the rules.
-OUT (--out, default var/cases/NAME-TIME) keeps case.md, every step's CSV and PNG, and
-commands.log. Exit 0 when reproduced; 1 when partly or not reproduced, or a run failed; 2 on bad
+OUT (--out, default var/cases/NAME-TIME) keeps case.md, every stage's output (OUT/STAGE/: its
+steps.csv, cpu.csv, PNGs and report.html), commands.log, and report.html with each stage's curves
+(steps.png, CPU per tier over time, and with --monitoring its Prometheus series). Exit 0 when reproduced; 1 when partly or not reproduced, or a run failed; 2 on bad
 usage.
 """
 
 import os
 import sys
 
-from .. import REPO, htmlreport
+from .. import REPO, htmlreport, panels
 from ..cases import CASES, PLANNED
 from ..cases import checks as case_checks
 from ..cases.common import Context, stamp
@@ -43,6 +44,11 @@ def arguments(argv):
                    help="the load tool's workers in every stage whose tool has them (wrk -t, hey, Locust as a "
                         "master and N workers; steps' option); in the netns lab they run in the client namespace")
     p.add_argument("--load-cpus", metavar="LIST", help="the load tool on these cores in every stage (steps' option)")
+    p.add_argument("--monitoring", action="store_true",
+                   help="every lab the case brings up with its monitoring (infra/lab up --monitoring): each "
+                        "stage's report, and this one, then carry the stage's Prometheus series")
+    p.add_argument("--prometheus", default="auto", metavar="URL|auto|none",
+                   help="given to every stage's steps (default auto: the lab's, with --monitoring)")
     args = p.parse_args(argv)
     if args.name not in CASES:
         if args.name in PLANNED:
@@ -62,7 +68,7 @@ def main(argv):
     case = CASES[args.name]
     out = os.path.realpath(args.out or os.path.join(REPO, "var", "cases", "%s-%s" % (args.name, stamp())))
     ctx = Context(args.name, out, duration=args.duration, netns=args.netns, load_workers=args.load_workers,
-                  load_cpus=args.load_cpus)
+                  load_cpus=args.load_cpus, monitoring=args.monitoring, prometheus=args.prometheus)
     page = htmlreport.Report("case", "case %s: %s" % (case.NAME, case.TITLE))
     print("case %s: %s (output: %s)" % (case.NAME, case.TITLE, out), flush=True)
     try:
@@ -87,12 +93,21 @@ def main(argv):
 
 def write_page(page, ctx, doc, word, line):
     """OUT/report.html: case.md, the commands that made it (the flags of each stage are in
-    them), and every stage's steps.png."""
+    them), and each stage's curves from its own steps run (OUT/STAGE/): steps.png, CPU per tier
+    over time (cpu.png) and, with the lab's monitoring, its Prometheus series (prometheus.png),
+    all embedded."""
     page.flags = "each stage's, in the commands below (infra/lab up/restart -- FLAGS)"
     page.set_verdict(line[len("verdict: "):] if line.startswith("verdict: ") else line, word == "reproduced")
     page.add_markdown("The case", doc)
     page.add_text("Commands", "\n".join(ctx.commands))
-    for stage in sorted(os.listdir(ctx.out)):
-        page.add_image("stage %s: req/s and p95 against level, CPU per tier" % stage,
-                       os.path.join(ctx.out, stage, "steps.png"))
+    stages = sorted(s for s in os.listdir(ctx.out) if os.path.isdir(os.path.join(ctx.out, s)))
+    for stage in stages:
+        here = os.path.join(ctx.out, stage)
+        page.add_image("stage %s: req/s and p95 against level, CPU per tier" % stage, os.path.join(here, "steps.png"))
+        if not page.add_image("stage %s: %s (%s/cpu.csv)" % (stage, panels.CPU_TITLE, stage),
+                              os.path.join(here, "cpu.png"), panel="cpu"):
+            page.add_text("stage %s: %s" % (stage, panels.CPU_TITLE), "no cpu.png in %s" % here, panel="cpu-note")
+        page.add_image("stage %s: %s" % (stage, panels.PROMETHEUS_TITLE.replace("prometheus.csv",
+                                                                                stage + "/prometheus.csv")),
+                       os.path.join(here, "prometheus.png"), panel="prometheus")
     print("report: %s" % page.write(ctx.out), file=sys.stderr)
