@@ -5,7 +5,8 @@
   own ports, every target is up (Prometheus's /api/v1/targets), `status` shows each target's health,
   the exporters see the lab's PostgreSQL and Redis (pg_up, redis_up), the recording rules are loaded;
   a `loadscripts/steps` run with wrk gives a req/s that sum(rate(http_requests_total)) over the
-  measured step matches within 10 %.
+  measured step matches within 10 %; steps' and then flip's report.html (flip restarts the same
+  lab for its off and on runs) carry the run's Prometheus series, found by themselves.
 - The scaled lab (`--instances 2 --lb haproxy`): both sutlab instances and HAProxy's own exporter
   (PROMEX) are scraped and up, and HAProxy's series name the two servers.
 - The netns lab (`--netns --instances 2 --lb haproxy`, root): Prometheus here, the PostgreSQL and
@@ -42,6 +43,7 @@ from sutlab_testlib import port_is_free, sutlab_bin, source_root
 ROOT = source_root()
 LAB = os.path.join(ROOT, "infra", "lab")
 STEPS = os.path.join(ROOT, "loadscripts", "steps")
+FLIP = os.path.join(ROOT, "loadscripts", "flip")
 PROGS = ("prometheus", "node-exporter", "postgres-exporter", "redis-exporter")
 PG_BIN = "/usr/lib/postgresql/15/bin"
 TOOLS = ("prometheus", "promtool", "prometheus-node-exporter", "prometheus-postgres-exporter",
@@ -218,7 +220,32 @@ class Monitoring(unittest.TestCase):
         self.assertGreater(busiest, rps * 0.5, "Prometheus's req/s over the run never came near steps' %.0f" % rps)
         with open(os.path.join(out_dir, "report.html")) as f:
             self.assertIn("The run in Prometheus", f.read())
+        self.check_flip_report()
         self.check_down(self.monitoring_pids())
+
+    def check_flip_report(self):
+        """flip against the same lab (restarted with each arm's flags) finds the lab's Prometheus
+        too: its report carries the run's series, and CPU per tier over time of both arms."""
+        out_dir = os.path.join(self.var, "flip")
+        run = subprocess.run([FLIP, "--keepalive-timeout", "0", "--scenario", "health", "--duration", "2",
+                              "--warmup", "0", "--connections", "4", "--out", out_dir],
+                             env=self.env, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, timeout=120)
+        self.assertEqual(run.returncode, 0, run.stdout[-3000:])
+        with open(os.path.join(out_dir, "prometheus.csv")) as f:
+            series = list(csv.DictReader(f))
+        self.assertTrue({"web", "machine", "db", "cache"} <= {r["panel"] for r in series}, series[:5])
+        self.assertGreater(max(float(r["value"]) for r in series if r["series"] == "sutlab req/s by instance"), 50)
+        with open(os.path.join(out_dir, "report.html")) as f:
+            page = f.read()
+        self.assertIn('<img alt="The run in Prometheus', page)
+        self.assertIn('data-panel="prometheus"', page)
+        self.assertIn('data-panel="cpu"', page)
+        with open(os.path.join(out_dir, "cpu.csv")) as f:
+            rows = list(csv.DictReader(f))
+        # the lab's sutlab (its PostgreSQL is the harness's here, not the lab's own: no db tier)
+        self.assertEqual(list(rows[0]), ["t", "run", "cpu_web_pct"])
+        self.assertEqual({r["run"] for r in rows}, {"off r1", "on r1"})
 
     def test_haproxy_two_instances(self):
         out = lab(self.env, "up", "--instances", "2", "--lb", "haproxy", "--monitoring", "--", "--workers", "1").stdout

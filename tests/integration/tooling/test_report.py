@@ -1,8 +1,11 @@
 #!/usr/bin/python3
-"""report.html (loadscripts/sutlab_lab/htmlreport.py) of real runs of steps, spray and flip, opened in
-Debian's headless Chromium (browser.py): it rendered (its tables in the DOM, every image with a
-size, a screenshot), its console shows no error, and no request left the page. The same check
-fails on a page with a broken image or an external URL."""
+"""report.html (loadscripts/sutlab_lab/htmlreport.py) of real runs of steps, spray, flip and bench,
+and of a case page made of steps' run as its stage, opened in Debian's headless Chromium
+(browser.py): it rendered (its tables in the DOM, every image with a size, a screenshot), its
+console shows no error, and no request left the page; each page has its CPU per tier over time
+(panels.py: cpu.png on the page, rendered, and cpu.csv beside it with the tiers sampled and every
+run marked). The same checks fail on a page with a broken image, an external URL, or no CPU
+panel."""
 
 import os
 import re
@@ -10,12 +13,16 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import types
 import unittest
 
 import browser
 from sutlab_testlib import Server, clean_env, free_port, source_root, sutlab_bin
 
 LOADSCRIPTS = os.path.join(source_root(), "loadscripts")
+ONE_PIXEL = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                          "1f15c4890000000d4944415478da63f8cfc0f01f0005000201a5d9e2a0"
+                          "0000000049454e44ae426082")
 NO_DB = ["--db-url", "postgresql://127.0.0.1:1/none"]
 
 
@@ -32,6 +39,19 @@ def png_size(data):
     return struct.unpack(">II", data[16:24])
 
 
+def check_cpu_panel(test, page, kind, images=1):
+    """The page's CPU per tier over time: `images` cpu.png rendered with a size (the count the
+    page's script keeps in data-cpu-images)."""
+    test.assertEqual(page.data.get("cpuImages"), str(images), "%s: the CPU per tier over time panel" % kind)
+
+
+def cpu_csv(out_dir):
+    """cpu.csv beside a page: (header, rows as lists)."""
+    with open(os.path.join(out_dir, "cpu.csv")) as f:
+        lines = [ln.split(",") for ln in f.read().splitlines()]
+    return ",".join(lines[0]), lines[1:]
+
+
 class Pages(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -46,7 +66,7 @@ class Pages(unittest.TestCase):
             cls.pages["steps"] = os.path.join(steps, "report.html")
             spray = os.path.join(cls.tmp, "spray")
             p = run([os.path.join(LOADSCRIPTS, "spray"), "--url", url, "--path", "/health_check", "--rate", "20",
-                     "--duration", "1", "--timeout", "2", "--out", spray])
+                     "--duration", "1", "--timeout", "2", "--out", spray, "--web-pid", str(srv.proc.pid)])
             assert p.returncode == 0, p.stdout + p.stderr
             cls.pages["spray"] = os.path.join(spray, "report.html")
         port = free_port()
@@ -62,6 +82,7 @@ class Pages(unittest.TestCase):
                  "--warmup", "0", "--endpoints", "health_check", "--out", bench])
         assert p.returncode == 0, p.stdout + p.stderr
         cls.pages["bench"] = os.path.join(bench, "report.html")
+        cls.pages["case"] = case_page(os.path.join(cls.tmp, "case"), {"stage-a": steps, "stage-b": steps})
         cls.browser = browser.Browser()
 
     @classmethod
@@ -69,8 +90,9 @@ class Pages(unittest.TestCase):
         cls.browser.close()
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def assert_rendered(self, kind, images, tables=1):
+    def assert_rendered(self, kind, images, tables=1, cpu=1):
         page = self.browser.open(self.pages[kind])
+        check_cpu_panel(self, page, kind, cpu)
         self.assertEqual(page.errors, [], kind)
         self.assertEqual(page.requests, [], kind)
         self.assertEqual(page.data.get("report"), kind)
@@ -85,34 +107,72 @@ class Pages(unittest.TestCase):
         with open(self.pages[kind]) as f:
             return f.read()
 
+    def cpu_rows(self, kind, header):
+        """cpu.csv beside the page: its header as expected, and some CPU on the first tier's
+        column; {mark: rows} (a row per interval between two looks of the sampler, every 0.25 s
+        when the machine lets it: a busy one gives fewer)."""
+        head, rows = cpu_csv(os.path.dirname(self.pages[kind]))
+        self.assertEqual(head, header, kind)
+        self.assertTrue(any(r[2] and float(r[2]) > 0 for r in rows), rows)
+        marks = {}
+        for r in rows:
+            marks.setdefault(r[1], []).append(r)
+        return marks
+
     def test_steps(self):
         text = self.assert_rendered("steps", images=2)  # per level, and CPU per tier over time
         for what in ("What ran", "flags in force", "--workers=1", "load average", "limiting tier by level",
                      "fail-if: all 1 threshold met", "cpu outside", "CPU per tier over time"):
             self.assertIn(what, text)
-        with open(os.path.join(os.path.dirname(self.pages["steps"]), "cpu.csv")) as f:
-            lines = f.read().splitlines()
-        self.assertEqual(lines[0], "t,level,cpu_web_pct,cpu_load_pct")
-        self.assertGreater(len(lines), 3, lines)  # sampled within the steps, not only at their ends
-        self.assertTrue(any(float(ln.split(",")[2]) > 0 for ln in lines[1:]), lines)
+        marks = self.cpu_rows("steps", "t,level,cpu_web_pct,cpu_load_pct")
+        self.assertEqual(sorted(marks), ["2", "4"])
+        # sampled within the steps, not only at their ends
+        self.assertGreater(sum(len(r) for r in marks.values()), 2, marks)
         self.assertRegex(text, r"<td>2</td>")
 
     def test_spray(self):
-        text = self.assert_rendered("spray", images=0)
+        text = self.assert_rendered("spray", images=1)  # CPU per tier over time
         self.assertIn("Success       [ratio]", text)
         self.assertIn("success 100.00% of 20 requests", text)
+        # the server given by --web-pid, and httperf as the load tier
+        self.assertEqual(list(self.cpu_rows("spray", "t,run,cpu_web_pct,cpu_load_pct")), ["spray"])
 
     def test_flip(self):
-        text = self.assert_rendered("flip", images=1)
+        text = self.assert_rendered("flip", images=2)  # flip.png, CPU per tier over time
         self.assertRegex(text, r"req/s on / off: [\d.]+x")
         self.assertIn("--keepalive-timeout=0", text)
-
+        # both arms on one clock, each marked (the spawned server; no PostgreSQL to sample)
+        self.assertEqual(list(self.cpu_rows("flip", "t,run,cpu_web_pct")), ["off r1", "on r1"])
 
     def test_bench(self):
         # bench's suites print text tables: they are on the page as printed
-        text = self.assert_rendered("bench", images=0, tables=0)
+        text = self.assert_rendered("bench", images=1, tables=0)  # CPU per tier over time
         self.assertIn("suite static", text)
         self.assertIn("ratios sutlab/nginx", text)
+        marks = self.cpu_rows("bench", "t,run,cpu_sutlab_pct,cpu_nginx_pct")
+        self.assertEqual(sorted(marks), ["static health_check nginx r1", "static health_check sutlab r1"])
+        # a tier is blank where it did not run, not drawn as zero
+        self.assertTrue(all(r[3] == "" for r in marks["static health_check sutlab r1"]), marks)
+
+    def test_case(self):
+        # two stages (steps' run twice): each one's curves, CPU per tier over time among them
+        text = self.assert_rendered("case", images=4, tables=0, cpu=2)
+        for stage in ("stage-a", "stage-b"):
+            self.assertIn("stage %s: CPU per tier over time (%s/cpu.csv)" % (stage, stage), text)
+
+
+def case_page(out, stages):
+    """A case's report.html (commands/case.py's write_page) over stages that are steps' outputs:
+    {stage: steps' --out}."""
+    from sutlab_lab import htmlreport  # loadscripts/ is on PYTHONPATH: tests/meson.build
+    from sutlab_lab.commands import case
+    os.makedirs(out)
+    for stage, src in stages.items():
+        shutil.copytree(src, os.path.join(out, stage))
+    page = htmlreport.Report("case", "case x: its stages", argv=["loadscripts/case", "x"])
+    case.write_page(page, types.SimpleNamespace(out=out, commands=["loadscripts/steps ..."]),
+                    "# case x\n\nmeasured", "reproduced", "verdict: reproduced")
+    return os.path.join(out, "report.html")
 
 
 class TheCheckCanFail(unittest.TestCase):
@@ -140,9 +200,7 @@ class TheCheckCanFail(unittest.TestCase):
         r.add_markdown("t", "| a | b |\n|---|---|\n| 1 | 2 |")
         png = os.path.join(self.tmp, "one.png")
         with open(png, "wb") as f:
-            f.write(bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-                                  "1f15c4890000000d4944415478da63f8cfc0f01f0005000201a5d9e2a0"
-                                  "0000000049454e44ae426082"))
+            f.write(ONE_PIXEL)
         r.add_image("one pixel", png)
         out = os.path.join(self.tmp, "good")
         os.makedirs(out, exist_ok=True)
@@ -173,6 +231,25 @@ class TheCheckCanFail(unittest.TestCase):
         p = self.page("broken.html", html)
         self.assertEqual(p.data.get("brokenImages"), "1")
         self.assertTrue(any("image did not render" in e for e in p.errors), p.errors)
+
+    def test_a_page_without_its_cpu_panel_is_seen(self):
+        p = self.page("no-cpu.html", self.report())  # renders well, but has no CPU per tier over time
+        self.assertEqual((p.errors, p.data.get("brokenImages")), ([], "0"))
+        with self.assertRaises(AssertionError):
+            check_cpu_panel(self, p, "steps")
+
+    def test_a_case_whose_stage_has_no_cpu_curve_is_seen(self):
+        stage = os.path.join(self.tmp, "stage")
+        os.makedirs(stage)
+        with open(os.path.join(stage, "steps.png"), "wb") as f:
+            f.write(ONE_PIXEL)  # steps.png only: a stage run without its CPU curve
+        path = case_page(os.path.join(self.tmp, "case-no-cpu"), {"a": stage})
+        with open(path) as f:
+            self.assertIn("no cpu.png in", f.read())  # said on the page
+        p = self.browser.open(path)
+        self.assertEqual(p.data.get("images"), "1")
+        with self.assertRaises(AssertionError):
+            check_cpu_panel(self, p, "case")
 
     def test_an_external_url_is_seen(self):
         # in the report: its policy refuses the request, and says so in the console
