@@ -29,7 +29,7 @@ TEST_PKGS+=(procps)
 # test_tls and loadscripts/flip --tls run openssl (req, s_client, s_time): said here, not left to
 # ca-certificates' dependency on it.
 TEST_PKGS+=(openssl)
-# report.html of steps, spray, flip and case (loadscripts/sutlab_lab/htmlreport.py: a jinja2 template,
+# report.html of steps, spray, flip, bench and case (loadscripts/sutlab_lab/htmlreport.py: a jinja2 template,
 # Markdown tables through python3-markdown) and its test in headless Chromium (test_report.py)
 TEST_PKGS+=(python3-jinja2 python3-markdown chromium)
 # infra/lab up --monitoring (infra/lib/monitoring.sh) and its test (test_monitoring.py)
