@@ -95,7 +95,8 @@ class Smoke(unittest.TestCase):
         return doc
 
     def assert_page(self, name):
-        """OUT/report.html renders in Chromium, offline: the case's tables, each stage's PNG."""
+        """OUT/report.html renders in Chromium, offline: the case's tables, each stage's PNGs, its
+        CPU per tier over time among them."""
         with browser.Browser() as b:
             page = b.open(os.path.join(self.out, "report.html"))
         self.assertEqual((page.errors, page.requests), ([], []), name)
@@ -103,6 +104,8 @@ class Smoke(unittest.TestCase):
         self.assertGreaterEqual(page.tables, 2, name)  # the measured table and the write-up's figures
         self.assertGreaterEqual(int(page.data.get("images", "0")), 1, name)
         self.assertEqual(page.data.get("brokenImages"), "0", name)
+        stages = [d for d in os.listdir(self.out) if os.path.isdir(os.path.join(self.out, d))]
+        self.assertEqual(page.data.get("cpuImages"), str(len(stages)), (name, stages))
 
     def test_tps_trend_printing_costs_the_load_generator(self):
         doc = self.run_case("tps-trend")
