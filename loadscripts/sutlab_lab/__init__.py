@@ -25,11 +25,12 @@ markdown for report.html); run with Debian's /usr/bin/python3.
   series     per-second series for the plots (Locust CSVs, hey -o csv), and what a file is
   metrics    the Prometheus text format parser, sutlab's /metrics and its flags in force
   report     fmt, ratio, medians, table: None is the one missing value
-  driver     contenders alternated in rounds (A B C, then C B A), results as values
+  engine/    the experiment engine: arms alternated in rounds (A B C, then C B A) on a target
+             (the lab, a spawned server, one a command restarts), rows as values
   plots      the PNGs (matplotlib, Agg)
   htmlreport report.html of a run (templates/report.html), a page a browser opens offline
   callgrind  callgrind files -> self cost per object and function (bench's cost suite)
-  bench/     bench's suites;  flip/  flip's targets, plan, load and report;  cases/  case's cases
+  bench/     bench's suites;  flip/  flip's plan, load, live and report;  cases/  case's cases
 
 A run's result is a dict: requests, rps, errors (socket_errors + status_errors), p50/p99/...
 and percentiles [(p, ms)] in milliseconds, duration_s, bytes; a value that is unknown is None.

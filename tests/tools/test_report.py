@@ -1,10 +1,9 @@
-"""The report helpers with missing values (None, the one convention), and the driver's
-alternated rounds."""
+"""The report helpers with missing values (None, the one convention)."""
 
 import unittest
 
 import toolstest  # noqa: F401  (first: it puts loadscripts/ on the path, for package sutlab_lab)
-from sutlab_lab import driver, report  # noqa: I100
+from sutlab_lab import report  # noqa: I100
 
 
 class Fmt(unittest.TestCase):
@@ -80,30 +79,6 @@ class Table(unittest.TestCase):
                          ["flags (all runs): --a=1", "off: --gzip=off", "on: --gzip=on"])
         self.assertEqual(report.flags_diff([("off", None), ("on", "")]),
                          ["flags (all runs): -", "off: (same)", "on: (same)"])
-
-
-class Rounds(unittest.TestCase):
-    def test_alternated_with_warm_ups_first(self):
-        calls = []
-
-        def contender(name):
-            return driver.Contender(name, lambda s: calls.append((name, s)) or {"name": name, "n": len(calls)},
-                                    lambda s: calls.append(("warm " + name, s)))
-
-        seen = []
-        results = driver.run_rounds([contender(n) for n in "ABC"], rounds=3, seconds=5, warmup=1,
-                                    on_result=lambda rnd, name, r: seen.append((rnd, name)))
-        self.assertEqual(calls, [("warm A", 1), ("warm B", 1), ("warm C", 1),
-                                 ("A", 5), ("B", 5), ("C", 5), ("C", 5), ("B", 5), ("A", 5),
-                                 ("A", 5), ("B", 5), ("C", 5)])
-        self.assertEqual(seen[:4], [(1, "A"), (1, "B"), (1, "C"), (2, "C")])
-        self.assertEqual([r["n"] for r in results["A"]], [4, 9, 10])  # rounds 1, 2, 3 in order
-
-    def test_no_warm_up(self):
-        calls = []
-        c = driver.Contender("A", lambda s: calls.append(s) or {})
-        self.assertEqual(driver.run_rounds([c], rounds=2, seconds=3), {"A": [{}, {}]})
-        self.assertEqual(calls, [3, 3])
 
 
 if __name__ == "__main__":

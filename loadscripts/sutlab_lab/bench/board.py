@@ -7,7 +7,7 @@ import os
 import re
 import time
 
-from .. import driver
+from .. import engine
 from ..services import procs
 from ..errors import RunError
 from ..report import fmt
@@ -140,12 +140,12 @@ def endpoint_rounds(ctx, server, endpoint):
         svc.drain("the warm-up")
 
     def contender(who):
-        return driver.Contender(who, lambda s: measured(ctx, server if who == "sutlab" else None,
+        return engine.Arm(who, lambda s: measured(ctx, server if who == "sutlab" else None,
                                                         lambda: load(who, s, True)),
                                 lambda s: warm(who, s))
 
     prog = progress(ctx, ctx.args.board_size)
-    return driver.run_rounds([contender(w) for w in WHO], args.rounds, args.duration, args.warmup,
+    return engine.run_rounds([contender(w) for w in WHO], args.rounds, args.duration, args.warmup,
                              log=lambda m: log("bench: board: %s %s" % (ep, m)),
                              on_result=lambda rnd, who, r: prog(rnd, "%s %s" % (ep, who), r))
 
@@ -202,7 +202,7 @@ def mode_contender(ctx, mode, res, wrk_kw, pg_base):
             server.stop()
             procs.wait_tree_size(svc.pg_pid, pg_base, 30)  # sutlab's backends gone
 
-    return driver.Contender(mode, measure)
+    return engine.Arm(mode, measure)
 
 
 def run_part2(ctx):
@@ -221,7 +221,7 @@ def run_part2(ctx):
                   script_args=[PAGE_PATH, maxoff, args.seed, 0])
     pg_base = svc.pg_size()
     res["load_before"] = procs.loadavg()
-    res["runs"] = driver.run_rounds([mode_contender(ctx, m, res, wrk_kw, pg_base) for m in MODES],
+    res["runs"] = engine.run_rounds([mode_contender(ctx, m, res, wrk_kw, pg_base) for m in MODES],
                                     args.rounds, args.duration, on_result=progress(ctx, args.large_size))
     res["load_after"] = procs.loadavg()
     res["flip_cmd"] = common.short_cmd(common.wrk_argv(args, 0, None, args.duration, **wrk_kw))

@@ -3,7 +3,7 @@ alternated, once with PostgreSQL on the server's CPU and once on the other one."
 
 import json
 
-from .. import driver, report
+from .. import engine, report
 from ..services import client, procs
 from ..errors import RunError
 from ..report import fmt
@@ -48,7 +48,7 @@ def run_placement(ctx, pname, pg_cpu):
     def contender(m):
         def run(seconds):
             return common.run_wrk(args, servers[m].port, None, seconds, script_args=load)
-        return driver.Contender(m, lambda s: common.metered(
+        return engine.Arm(m, lambda s: common.metered(
             lambda: run(s), {"sutlab": servers[m], "postgres": svc.pg_pid}, servers.values()), run)
 
     def progress(rnd, m, r):
@@ -62,7 +62,7 @@ def run_placement(ctx, pname, pg_cpu):
                 % (pname, m, s.port, args.server_cpu))
             s.start()
             check_store(s)
-        runs = driver.run_rounds([contender(m) for m in DBMODES], args.rounds, args.duration, args.warmup,
+        runs = engine.run_rounds([contender(m) for m in DBMODES], args.rounds, args.duration, args.warmup,
                                  log=lambda msg: log("bench: dbmode %s: %s" % (pname, msg)), on_result=progress)
     finally:
         for s in servers.values():

@@ -6,7 +6,7 @@ CPU, the load generators on the other."""
 import json
 import os
 
-from .. import driver, metrics, report
+from .. import engine, metrics, report
 from ..services import client, procs
 from ..errors import RunError
 from ..report import fmt
@@ -126,7 +126,7 @@ def sutlab_contender(ctx, name, servers, cache_seen):
             cache_seen[name][k] += after[k] - before[k]
         return r
 
-    return driver.Contender(name, measure, load)
+    return engine.Arm(name, measure, load)
 
 
 def pgbench_contender(ctx, servers):
@@ -141,7 +141,7 @@ def pgbench_contender(ctx, servers):
         svc.settle(size)
         return r
 
-    return driver.Contender("pgbench", lambda s: common.metered(
+    return engine.Arm("pgbench", lambda s: common.metered(
         lambda: load(s, True), {"postgres": svc.pg_pid, "redis": svc.redis_pid}, servers.values()),
         lambda s: load(s, False))
 
@@ -208,8 +208,8 @@ def run(ctx):
         redis = RedisBenchmark(ctx, servers)
         contenders = [sutlab_contender(ctx, n, servers, res["cache_seen"]) for n in SUTLAB_DELIVERY]
         contenders += [pgbench_contender(ctx, servers),
-                       driver.Contender("redis-benchmark", redis.measure, redis.calibrate)]
-        res["runs"] = driver.run_rounds(contenders, args.rounds, args.duration, args.warmup,
+                       engine.Arm("redis-benchmark", redis.measure, redis.calibrate)]
+        res["runs"] = engine.run_rounds(contenders, args.rounds, args.duration, args.warmup,
                                         log=lambda m: log("bench: delivery: " + m), on_result=progress(args))
         res["load_after"] = procs.loadavg()
         res["cmds"], res["servers_argv"] = commands(ctx, servers)

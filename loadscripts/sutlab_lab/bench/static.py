@@ -4,7 +4,7 @@
 import os
 import subprocess
 
-from .. import driver, report
+from .. import engine, report
 from ..services import client, procs
 from ..errors import RunError
 from ..report import fmt
@@ -167,14 +167,14 @@ def measure_endpoint(ctx, servers, ep):
         def measure(seconds):
             return metered(lambda: run_wrk(args, server.port, path, seconds, **pipelined),
                            {"cpu_us_per_req": server}, [server], names={"cpu_us_per_req": name})
-        return driver.Contender(name, measure)
+        return engine.Arm(name, measure)
 
     def progress(rnd, name, r):
         log("bench: %-13s round %d/%d %-6s %9.0f req/s  p50 %s ms  p99 %s ms  CPU %s us/req  wrk %s us/req%s"
             % (path, rnd, args.rounds, name, r["rps"], fmt(r["p50"], 3), fmt(r["p99"], 3),
                fmt(r["cpu_us_per_req"], 2), fmt(r["loadgen"], 2), "  errors %d" % r["errors"] if r["errors"] else ""))
 
-    return driver.run_rounds([contender(n) for n in contenders(ctx, ep)], args.rounds, args.duration, args.warmup,
+    return engine.run_rounds([contender(n) for n in contenders(ctx, ep)], args.rounds, args.duration, args.warmup,
                              log=lambda m: log("bench: static: %s %s" % (m, path)), on_result=progress)
 
 

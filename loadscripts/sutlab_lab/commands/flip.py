@@ -88,7 +88,6 @@ restored on every exit.
 """
 
 import argparse
-import itertools
 import os
 import shlex
 import shutil
@@ -96,10 +95,11 @@ import signal
 import subprocess
 import time
 
-from .. import REPO, driver, htmlreport, panels, plots, thresholds
+from .. import REPO, engine, htmlreport, panels, plots, thresholds
 from ..cli import Parser
+from ..engine import targets
 from ..errors import RunError
-from ..flip import live, load, log, plan, report, targets
+from ..flip import live, load, log, plan, report
 
 VAR = os.path.join(REPO, "var")
 
@@ -146,11 +146,8 @@ def add_target_args(p):
                    help="how long a (re)started server may take to answer /health_check (default %(default)s)")
 
 
-def parse_args(argv):
-    name, value, rest = split_flag(argv)
-    p = Parser(prog="flip", usage="flip FLAG [VALUE] [options]",
-                                description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n", 2)[2],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_load_args(p):
+    """The load of each run: the tool, its scenario, duration, rounds and clients."""
     p.add_argument("--scenario", choices=sorted(load.SCENARIOS), help="the load (default: per flag, above)")
     p.add_argument("--tool", choices=("wrk", "locust", "spray", "s_time"),
                    help="load generator (default wrk; spray for --handler-mode): wrk and Locust hold "
@@ -180,6 +177,14 @@ def parse_args(argv):
     p.add_argument("--load-workers", type=int, default=1, metavar="N",
                    help="the load tool's workers: Locust as a master and N workers, wrk -t N (default 1)")
     p.add_argument("--load-cpus", metavar="LIST", help="the load tool on these cores (taskset -c LIST)")
+
+
+def parse_args(argv):
+    name, value, rest = split_flag(argv)
+    p = Parser(prog="flip", usage="flip FLAG [VALUE] [options]",
+                                description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n", 2)[2],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_load_args(p)
     p.add_argument("--off", metavar="VALUE", help="the flag's value in the off run (default: per flag)")
     p.add_argument("--live", action="store_true",
                    help="one load throughout; the flag changes at its half through the admin listener")
@@ -260,32 +265,24 @@ def sutlab_binary(args, target):
     return target.bin or os.path.join(REPO, "build", "sutlab")
 
 
-def run_rounds(args, p, target, scenario, sutlab_bin, db_url):
-    """off and on in alternated rounds, each restarted with its flags (and its indexes state),
-    pinned, checked to answer, then measured. {label: [result per round]}."""
-    out = target.out
+def run_rounds(args, p, target, scenario):
+    """off and on in alternated rounds on the engine: each run restarted with its flags (and its
+    indexes state: the arm's setup), pinned, checked to answer, then measured. {label: [result
+    per round]}."""
+    def measure(arm, rnd, _seconds):
+        load.pin(target, args.pin_db)
+        token = load.login_token(target.url) if scenario in load.TOKEN_SCENARIOS else None
+        ok, why = load.probe(target.url, scenario)
+        if not ok:
+            raise RunError("%s run: the endpoint does not answer 2xx: %s" % (arm.name, why))
+        r = load.measure(args, target, scenario, arm.name, rnd, token)
+        verbose = os.path.join(target.out, "verbose.log")
+        if args.flag == "log" and os.path.exists(verbose):
+            r["log_bytes"] = os.path.getsize(verbose)
+            os.unlink(verbose)
+        return r
 
-    def contender(label, flags, idx):
-        def measure(_seconds):
-            target.apply(flags, label)
-            load.pin(target, args.pin_db)
-            if idx:
-                log("sutlab db indexes %s" % idx)
-                plan.indexes(sutlab_bin, db_url, idx)
-            token = load.login_token(target.url) if scenario in load.TOKEN_SCENARIOS else None
-            ok, why = load.probe(target.url, scenario)
-            if not ok:
-                raise RunError("%s run: the endpoint does not answer 2xx: %s" % (label, why))
-            r = load.measure(args, target, scenario, label, next(rounds), token)
-            verbose = os.path.join(out, "verbose.log")
-            if args.flag == "log" and os.path.exists(verbose):
-                r["log_bytes"] = os.path.getsize(verbose)
-                os.unlink(verbose)
-            return r
-        rounds = itertools.count(1)
-        return driver.Contender(label, measure)
-
-    return driver.run_rounds([contender(*run) for run in p.runs], args.rounds, args.duration)
+    return engine.run_on(target, p.arms(), measure, args.rounds, args.duration)
 
 
 def live_admin(args):
@@ -413,7 +410,7 @@ def main(argv):
         signal.signal(sig, _interrupt)
     target, sutlab_bin, idx_original = None, None, None
     try:
-        target = targets.make_target(args, out)
+        target = targets.make_target(args, out, log)
         sutlab_bin = sutlab_binary(args, target)
         db_url = args.db_url or target.db_url
         p = plan.make_plan(args, target, sutlab_bin, out)
@@ -429,7 +426,7 @@ def main(argv):
         if args.live:
             results, curve = run_live(args, p, target, scenario, admin)
         else:
-            results, curve = run_rounds(args, p, target, scenario, sutlab_bin, db_url), None
+            results, curve = run_rounds(args, p, target, scenario), None
         window = (started, time.time())
         meds = write_report(args, p, target, scenario, results, page, curve)
         gate_lines, figures = [], subjects(meds, args.duration * args.rounds)

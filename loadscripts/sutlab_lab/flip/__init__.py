@@ -1,6 +1,7 @@
-"""loadscripts/flip's parts: targets (the server restarted with each run's flags), plan (the
-flag's off and on runs), load (the scenarios, wrk or Locust, one measured run), report (the
-table and the PNG)."""
+"""loadscripts/flip's parts: plan (the flag's off and on runs, as the engine's arms), load (the
+scenarios, wrk or Locust, one measured run), live (--live: the change at the half through the
+admin listener), report (the table and the PNG). The rounds and the targets (the server restarted
+with each run's flags) are the engine's (sutlab_lab/engine)."""
 
 import sys
 

@@ -6,8 +6,10 @@ import re
 import shlex
 import subprocess
 
-from ..services import procs
+from . import log
+from ..engine import Arm
 from ..errors import RunError
+from ..services import procs
 
 BOOL_FLAGS_FALLBACK = {"redis-cache", "cache-local", "gzip", "count-pagination"}
 FALSE_WORDS = ("NO", "off", "no", "false", "0")
@@ -99,8 +101,19 @@ class Plan:
     """runs: [(label, flags, indexes action or None)], off first; change: {label: what differs,
     as the table shows it}; base: the flags of both runs; boolean: whether the flag is one."""
 
-    def __init__(self, boolean, base, runs, change):
+    def __init__(self, boolean, base, runs, change, sutlab_bin=None, db_url=None):
         self.boolean, self.base, self.runs, self.change = boolean, base, runs, change
+        self.sutlab_bin, self.db_url = sutlab_bin, db_url
+
+    def arms(self):
+        """The runs as the engine's arms: the flags, and `sutlab db indexes ACTION` as the setup."""
+        def setup(action):
+            def run():
+                log("sutlab db indexes %s" % action)
+                indexes(self.sutlab_bin, self.db_url, action)
+            return run
+        return [Arm(label, flags=flags, change=self.change[label], setup=setup(idx) if idx else None)
+                for label, flags, idx in self.runs]
 
 
 def is_boolean(args, sutlab_bin):
@@ -152,15 +165,16 @@ def on_off_tokens(args, boolean, base, out):
 def make_plan(args, target, sutlab_bin, out):
     boolean = is_boolean(args, sutlab_bin)
     base = base_flags(args, target, boolean)
+    db_url = args.db_url or target.db_url
     if target.kind == "restart-cmd":
         target.original = shlex.split(args.restore_flags) if args.restore_flags is not None else list(base)
     if args.flag == "indexes":
         return Plan(False, base, [("off", list(base), "off"), ("on", list(base), "on")],
-                    {"off": "sutlab db indexes off", "on": "sutlab db indexes on"})
+                    {"off": "sutlab db indexes off", "on": "sutlab db indexes on"}, sutlab_bin, db_url)
     off_tok, on_tok = on_off_tokens(args, boolean, base, out)
     return Plan(boolean, base, [("off", base + off_tok, None), ("on", base + on_tok, None)],
                 {"off": " ".join(off_tok) or "(server default)",
-                 "on": " ".join(on_tok).replace(out + os.sep, "OUT/")})
+                 "on": " ".join(on_tok).replace(out + os.sep, "OUT/")}, sutlab_bin, db_url)
 
 
 def pin_setting(args):

@@ -1,12 +1,14 @@
-"""The server flip restarts with each run's flags: the lab (infra/lab restart, the default), one
-flip starts itself (--spawn), or one a command restarts (--restart-cmd)."""
+"""An experiment's target: the server restarted with each arm's flags. The lab (infra/lab restart,
+the default; its sutlab, or every instance of a scaled lab), one the engine starts itself (--spawn),
+or one a command restarts (--restart-cmd). `args` holds the options flip names them by: url,
+spawn, restart_cmd, pid_file, pg_pid_file, db_url, start_timeout."""
 
 import os
 import shlex
 import subprocess
+import sys
 import urllib.parse
 
-from . import log
 from .. import REPO
 from ..services import client, procs
 from ..errors import RunError
@@ -14,6 +16,10 @@ from ..services.server import ServerProcess
 
 INFRA_LAB = os.path.join(REPO, "infra", "lab")
 LAB_VAR = os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var")
+
+
+def stderr_log(msg):
+    print(msg, file=sys.stderr, flush=True)
 
 
 def wait_healthy(url, timeout):
@@ -32,12 +38,12 @@ def run_logged(argv, logpath, title):
 class Target:
     """What every target has: url, apply(flags, label) (restart with them, return once it
     answers), pids(), pg_pid(), restore() (the flags it had), describe(); `original` its flags
-    before flip, db_url and bin when they are known."""
+    before the experiment, db_url and bin when they are known; log(msg) says what it does."""
 
     kind = ""
 
-    def __init__(self, args, out):
-        self.args, self.out = args, out
+    def __init__(self, args, out, log=stderr_log):
+        self.args, self.out, self.log = args, out, log
         self.url = args.url
         self.current = None  # flags last applied
         self.original = []
@@ -53,8 +59,8 @@ class Target:
 class LabTarget(Target):
     kind = "lab"
 
-    def __init__(self, args, out):
-        super().__init__(args, out)
+    def __init__(self, args, out, log=stderr_log):
+        super().__init__(args, out, log)
         self.url = args.url or "http://127.0.0.1:%s" % os.environ.get("SUTLAB_LAB_PORT", "8080")
         if not self.pids():
             raise RunError("the lab's sutlab is not running (no live pid in %s/sutlab.pid or "
@@ -75,7 +81,7 @@ class LabTarget(Target):
         self.bin = os.environ.get("SUTLAB_LAB_BIN") or os.path.join(REPO, "build", "sutlab")
 
     def _restart(self, flags, label):
-        log("infra/lab restart -- %s" % " ".join(flags))
+        self.log("infra/lab restart -- %s" % " ".join(flags))
         logpath = os.path.join(self.out, "restart.log")
         rc = run_logged([INFRA_LAB, "restart", "--"] + flags, logpath,
                         "%s: infra/lab restart -- %s" % (label, " ".join(flags)))
@@ -108,7 +114,7 @@ class LabTarget(Target):
             try:
                 self._restart(self.original, "restore")
             except RunError as e:
-                log("warning: restoring the lab's flags failed (%s): run infra/lab restart -- %s"
+                self.log("warning: restoring the lab's flags failed (%s): run infra/lab restart -- %s"
                     % (e, " ".join(self.original)))
 
     def describe(self):
@@ -118,8 +124,8 @@ class LabTarget(Target):
 class SpawnTarget(Target):
     kind = "spawn"
 
-    def __init__(self, args, out):
-        super().__init__(args, out)
+    def __init__(self, args, out, log=stderr_log):
+        super().__init__(args, out, log)
         self.cmd = shlex.split(args.spawn)
         # the server runs in the output directory (its files land there): a program named by a
         # relative path (build/sutlab) is the caller's, from the caller's directory
@@ -139,7 +145,7 @@ class SpawnTarget(Target):
         argv = self.cmd + flags
         path = os.path.join(self.out, "server-%s.log" % label)
         shown = " ".join(shlex.quote(a) for a in argv)
-        log("starting %s" % shown)
+        self.log("starting %s" % shown)
         with open(path, "a") as f:
             f.write("==== %s\n" % shown)
         self.current = list(flags)
@@ -163,15 +169,15 @@ class SpawnTarget(Target):
 class RestartCmdTarget(Target):
     kind = "restart-cmd"
 
-    def __init__(self, args, out):
-        super().__init__(args, out)
+    def __init__(self, args, out, log=stderr_log):
+        super().__init__(args, out, log)
         self.cmd = shlex.split(args.restart_cmd)
         self.original = None  # set by the plan: --restore-flags, else the base flags
 
     def apply(self, flags, label):
         if flags == self.current:
             return
-        log("%s %s" % (" ".join(self.cmd), " ".join(flags)))
+        self.log("%s %s" % (" ".join(self.cmd), " ".join(flags)))
         logpath = os.path.join(self.out, "restart.log")
         rc = run_logged(self.cmd + flags, logpath, "%s: %s" % (label, " ".join(self.cmd + flags)))
         self.current = list(flags)
@@ -188,19 +194,19 @@ class RestartCmdTarget(Target):
 
     def restore(self):
         if self.original is not None and self.current != self.original:
-            log("restoring: %s %s" % (" ".join(self.cmd), " ".join(self.original)))
+            self.log("restoring: %s %s" % (" ".join(self.cmd), " ".join(self.original)))
             try:
                 self.apply(self.original, "restore")
             except (RunError, OSError, subprocess.TimeoutExpired) as e:
-                log("warning: restore failed: %s" % e)
+                self.log("warning: restore failed: %s" % e)
 
     def describe(self):
         return "%s (restarted with: %s FLAGS)" % (self.url, " ".join(self.cmd))
 
 
-def make_target(args, out):
+def make_target(args, out, log=stderr_log):
     if args.spawn:
-        return SpawnTarget(args, out)
+        return SpawnTarget(args, out, log)
     if args.restart_cmd:
-        return RestartCmdTarget(args, out)
-    return LabTarget(args, out)
+        return RestartCmdTarget(args, out, log)
+    return LabTarget(args, out, log)
