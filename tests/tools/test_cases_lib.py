@@ -33,6 +33,111 @@ class LoadOptions(unittest.TestCase):
         self.assertEqual(self.ctx(load_workers="1").load_args(["--tool", "locust"]), [])
 
 
+class FakeLab(common.Context):
+    """A context whose lab and stepped runs are recorded, not run."""
+
+    def __init__(self, out):
+        super().__init__("x", out, progress=lambda msg: None)
+        self.calls = []
+
+    def lab(self, *args):
+        self.calls.append(("lab",) + args)
+
+    def steps(self, label, args, in_client=None, env=None, cores=None):
+        self.calls.append(("steps", label, tuple(args), tuple(sorted((env or {}).items()))))
+        return [{"level": 8.0, "rps": float(len(self.calls))}], "| table |"
+
+
+class Stages(unittest.TestCase):
+    """The case's stages: arms flipped on the engine, each a stepped run; steps in this process."""
+
+    def out(self):
+        import tempfile
+        return tempfile.mkdtemp(prefix="sutlab-case-")
+
+    def test_flipped_restarts_each_arm_then_takes_the_lab_down(self):
+        ctx = FakeLab(self.out())
+        runs = common.flipped(ctx, ["--workers", "2"], (("off", ["--no-gzip"]), ("on", ["--gzip"])),
+                              ["--tool", "wrk"], size="small", reseed=True, up_args=["--rate", "1mbit"],
+                              env={"WRK_HEADERS": "h"})
+        self.assertEqual(ctx.calls, [
+            ("lab", "down"), ("lab", "up", "--rate", "1mbit", "--size", "small", "--", "--workers", "2"),
+            ("lab", "seed", "small"),
+            ("lab", "restart", "--", "--workers", "2", "--no-gzip"), ("steps", "off", ("--tool", "wrk"), (("WRK_HEADERS", "h"),)),
+            ("lab", "restart", "--", "--workers", "2", "--gzip"), ("steps", "on", ("--tool", "wrk"), (("WRK_HEADERS", "h"),)),
+            ("lab", "down")])
+        self.assertEqual(runs, {"off": [{"level": 8.0, "rps": 5.0}], "on": [{"level": 8.0, "rps": 7.0}]})
+
+    def test_flipped_takes_the_lab_down_when_a_stage_fails(self):
+        ctx = FakeLab(self.out())
+
+        def failing(label, args, **kw):
+            ctx.calls.append(("steps", label))
+            raise common.RunError("wrk failed")
+        ctx.steps = failing
+        with self.assertRaisesRegex(common.RunError, "wrk failed"):
+            common.flipped(ctx, [], (("a", ["--x"]), ("b", ["--y"])), ["--tool", "wrk"])
+        self.assertEqual(ctx.calls[-2:], [("steps", "a"), ("lab", "down")])
+
+    def test_stage_refusal_is_a_run_error_with_its_line_in_the_log(self):
+        import os
+        log = os.path.join(self.out(), "commands.log")
+        before = dict(os.environ)
+        affinity = os.sched_getaffinity(0)
+        with self.assertRaisesRegex(common.RunError, r"steps \(x\) failed \(exit 2\)"):
+            common.stage(["--tool", "nope", "--levels", "1"], log, "steps (x)", env={"WRK_HEADERS": "h"}, cores=[0])
+        with open(log) as f:
+            self.assertIn("unknown --tool 'nope'", f.read())
+        self.assertEqual(dict(os.environ), before)  # the stage's environment is undone
+        self.assertEqual(os.sched_getaffinity(0), affinity)
+
+    def test_stage_bad_option_from_argparse(self):
+        import os
+        log = os.path.join(self.out(), "commands.log")
+        with self.assertRaisesRegex(common.RunError, "exit 2"):
+            common.stage(["--levels", "1"], log, "steps (y)")  # --tool is required
+        with open(log) as f:
+            self.assertIn("--tool", f.read())
+
+
+class Console(unittest.TestCase):
+    """tps-trend's console in a thread: a writer drawn at its rate, then stopped whether a writer
+    is open or not."""
+
+    def test_drains_at_its_rate_then_stops(self):
+        import os
+        import tempfile
+        import threading
+        import time
+        from sutlab_lab.commands import console
+        d = tempfile.mkdtemp(prefix="sutlab-console-")
+        c = console.Fifo(os.path.join(d, "console"), "128k", os.path.join(d, "console.log"))
+        t0 = time.monotonic()
+
+        def write():
+            with open(c.path, "wb") as f:
+                f.write(b"x\n" * 196608)  # 384 KiB: beyond a pipe's buffer, so the writer waits on the rate
+        w = threading.Thread(target=write)
+        w.start()
+        w.join(20)
+        took = time.monotonic() - t0
+        c.close()
+        self.assertFalse(c.thread.is_alive())
+        self.assertFalse(os.path.exists(c.path))
+        self.assertGreater(took, 2.0)  # 320 KiB at 128 KiB/s at least (the last 64 KiB, a pipe's buffer, may wait)
+        with open(os.path.join(d, "console.log")) as f:
+            self.assertIn("console: 196608 lines, 393216 bytes", f.read())
+
+    def test_close_with_no_writer(self):
+        import os
+        import tempfile
+        from sutlab_lab.commands import console
+        d = tempfile.mkdtemp(prefix="sutlab-console-")
+        c = console.Fifo(os.path.join(d, "console"), "1m", os.path.join(d, "console.log"))
+        c.close()
+        self.assertFalse(c.thread.is_alive())
+
+
 class Checks(unittest.TestCase):
     def test_every_case_has_its_texts(self):
         for name, case in CASES.items():

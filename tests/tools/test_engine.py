@@ -68,11 +68,25 @@ class RunOn(unittest.TestCase):
                                  ("b", 1, 3)])
         self.assertEqual(rows, {"a": [1], "b": [1]})
 
-    def test_a_failing_measure_stops_the_rounds(self):
+    def test_a_failing_measure_stops_the_rounds_its_teardown_run(self):
+        calls = []
+
         def measure(arm, rnd, seconds):
             raise RuntimeError("tool failed in %s" % arm.name)
+        arm = engine.Arm("x", flags=["--y"], setup=lambda: calls.append("off"), teardown=lambda: calls.append("on"))
         with self.assertRaisesRegex(RuntimeError, "tool failed in x"):
-            engine.run_on(FakeTarget([]), [engine.Arm("x", flags=["--y"])], measure, rounds=2, seconds=1)
+            engine.run_on(FakeTarget(calls), [arm], measure, rounds=2, seconds=1)
+        self.assertEqual(calls, [("apply", "x", ("--y",)), "off", "on"])
+
+    def test_no_target_for_arms_without_flags(self):
+        """The missing-index case: an index dropped for one arm and made again after each of its runs."""
+        calls = []
+        arms = [engine.Arm("with"), engine.Arm("without", setup=lambda: calls.append("drop"),
+                                               teardown=lambda: calls.append("create"))]
+        rows = engine.run_on(None, arms, lambda arm, rnd, s: calls.append((arm.name, rnd)) or rnd, rounds=3, seconds=1)
+        self.assertEqual(calls, [("with", 1), "drop", ("without", 1), "create", "drop", ("without", 2), "create",
+                                 ("with", 2), ("with", 3), "drop", ("without", 3), "create"])
+        self.assertEqual(rows, {"with": [1, 2, 3], "without": [1, 2, 3]})
 
 
 if __name__ == "__main__":

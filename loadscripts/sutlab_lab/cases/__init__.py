@@ -6,7 +6,8 @@ A case module has NAME, TITLE, WRITEUP (what the write-up did and saw, a few lin
 details sutlab had to choose because the write-up did not publish them), and run(ctx), which
 returns (sections, checks): Markdown sections to print, and the checks made with checks.py's
 constructors (each citing the write-up's line, with its band stated before the run), from which
-checks.verdict gives one of three verdicts. common.py holds the context: the lab, steps, the
+checks.verdict gives one of three verdicts. common.py holds the context: the lab, steps (its
+Python API, in this process), the settings flipped as the engine's arms (flipped, sweep), the
 output directory.
 """
 

@@ -1,16 +1,21 @@
-"""What every case uses: the lab (infra/lab), stepped runs (loadscripts/steps) and their rows, and
-the output directory (the checks and the verdict are checks.py's)."""
+"""What every case uses: the lab (infra/lab, the one command a case runs: it is a shell script),
+stepped runs (steps' Python API: commands/steps.prepare and execute, in this process) and their
+rows, the arms flipped on the engine, and the output directory (the checks and the verdict are
+checks.py's)."""
 
+import contextlib
 import csv
 import os
 import shlex
 import subprocess
 import time
 
-from .. import LOADSCRIPTS, REPO, loads
-from ..services import lab, procs
-from ..report import MISSING, fmt, ratio
+from .. import LOADSCRIPTS, REPO, engine, loads
+from ..cli import Usage
+from ..commands import steps as steps_command
 from ..errors import RunError
+from ..report import MISSING, fmt, ratio, table
+from ..services import lab, procs
 from . import checks
 
 LAB = os.path.join(REPO, "infra", "lab")
@@ -31,22 +36,27 @@ class Context:
         self.repo, self.url = REPO, None
         self.progress = progress
         self.commands = []
+        self.in_force = None  # the lab's flags, as the case last brought it up or restarted it
         os.makedirs(out, exist_ok=True)
 
     def seconds(self, full):
         """A step's seconds: the write-up's, or --duration when given (a quick look)."""
         return self.duration or full
 
-    def run(self, argv, what, timeout=1800, env=None):
-        """argv to completion, its output appended to OUT/commands.log; RunError on failure.
-        env: variables added for it (a wrk script's WRK_HEADERS)."""
+    def record(self, argv, env=None):
+        """argv (and the variables added for it) into the commands' list and OUT/commands.log."""
         self.commands.append(" ".join(["%s=%s" % (k, shlex.quote(v)) for k, v in sorted((env or {}).items())] +
                                       [shlex.quote(a) for a in argv]))
         with open(os.path.join(self.out, "commands.log"), "a") as log:
             log.write("$ %s\n" % self.commands[-1])
-            log.flush()
-            proc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, timeout=timeout, env=dict(lab_env(), **(env or {})),
-                                  preexec_fn=procs.die_with_parent)
+
+    def run(self, argv, what, timeout=1800, env=None):
+        """argv to completion, its output appended to OUT/commands.log; RunError on failure.
+        env: variables added for it (a wrk script's WRK_HEADERS)."""
+        self.record(argv, env)
+        with open(os.path.join(self.out, "commands.log"), "a") as log:
+            proc = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, timeout=timeout,
+                                  env=dict(lab_env(), **(env or {})), preexec_fn=procs.die_with_parent)
         if proc.returncode != 0:
             raise RunError("%s failed (exit %d): see %s" % (what, proc.returncode,
                                                            os.path.join(self.out, "commands.log")))
@@ -63,6 +73,13 @@ class Context:
         if args[:1] == ("up",) and self.monitoring:
             args = ("up", "--monitoring") + tuple(args[1:])
         self.run([LAB] + list(args), "infra/lab %s" % args[0])
+
+    def up(self, size, flags, *opts):
+        """The lab down, then up anew (the netns lab with --netns) at `size` with `flags`; opts:
+        more of `infra/lab up`'s options (--instances 2 --lb haproxy, --rate 10mbit)."""
+        self.lab("down")
+        self.lab("up", *(["--netns"] if self.netns else []), *opts, "--size", size, "--", *flags)
+        self.in_force = list(flags)
 
     def pin_web(self, cores):
         """Each sutlab of the lab (each instance of a scaled one) on a core of its own, taken in
@@ -89,16 +106,20 @@ class Context:
 
     def steps(self, label, args, in_client=None, env=None, cores=None):
         """A stepped run into OUT/label; its rows (steps.csv as dicts, numbers as floats) and its
-        Markdown table. in_client: through the netns lab's client namespace (default: --netns)."""
+        Markdown table. in_client: in the netns lab's client namespace (default: --netns), which
+        only a process of its own can enter (infra/lab exec-client), so there steps runs as its
+        command; here it runs in this process. env: variables for its load tool; cores: the
+        cores of the run and its load tool (unless --load-cpus chose them)."""
         out = os.path.join(self.out, label)
-        argv = ["/usr/bin/python3", STEPS, "--out", out, "--prometheus", self.prometheus] + list(args) + \
-            self.load_args(list(args))
-        if cores and not self.load_cpus:  # the load tool on these cores (steps and what it starts inherit them)
-            argv = ["taskset", "-c", ",".join(map(str, cores))] + argv
-        if self.netns if in_client is None else in_client:
-            argv = [LAB, "exec-client", "--"] + argv
+        argv = ["--out", out, "--prometheus", self.prometheus] + list(args) + self.load_args(list(args))
+        cores = None if self.load_cpus else cores
+        shown = (["taskset", "-c", ",".join(map(str, cores))] if cores else []) + ["/usr/bin/python3", STEPS] + argv
         self.progress("case %s: %s" % (self.name, label))
-        self.run(argv, "steps (%s)" % label, env=env)
+        if self.netns if in_client is None else in_client:
+            self.run([LAB, "exec-client", "--"] + shown, "steps (%s)" % label, env=env)
+        else:
+            self.record(shown, env)
+            stage(argv, os.path.join(self.out, "commands.log"), "steps (%s)" % label, env, cores)
         with open(os.path.join(out, "steps.csv"), newline="") as f:
             # words stay words: an errors cell of "0" is a count of kinds, not a figure
             rows = [{k: v if k in ("errors", "verdict", "reason") else _number(v) for k, v in r.items()}
@@ -106,23 +127,112 @@ class Context:
         return rows, _markdown_of(os.path.join(self.out, "commands.log"))
 
 
+def stage(argv, log_path, what, env=None, cores=None):
+    """steps' run of argv in this process, as its command would run it: its output appended to
+    log_path, the lab's environment (lab_env, plus env) for the tools it starts, on `cores` (the
+    calling thread's affinity, which the sampler's threads and the load tool inherit) when given.
+    RunError when it refuses the options or a step fails."""
+    with open(log_path, "a") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log), \
+            _environ(dict(lab_env(), **(env or {}))), _affinity(cores):
+        try:
+            code = steps_command.execute(*steps_command.prepare(argv))
+        except (Usage, RunError) as e:
+            print("loadscripts/steps: %s" % e)
+            code = 2
+        except SystemExit as e:  # argparse's refusal, its line already in the log
+            code = e.code
+    if code != 0:
+        raise RunError("%s failed (exit %d): see %s" % (what, code, log_path))
+
+
+@contextlib.contextmanager
+def _environ(env):
+    """os.environ replaced by env for the block (the tools a stage starts inherit it)."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def _affinity(cores):
+    """The calling thread on `cores` for the block (taskset's effect on a command), then back."""
+    if not cores:
+        yield
+        return
+    saved = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, set(cores))
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, saved)
+
+
+class LabRestart:
+    """The case's lab as the engine's target: each arm's flags through `infra/lab restart`, unless
+    the lab already has them (brought up with them)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def apply(self, flags, label):
+        if list(flags) != self.ctx.in_force:
+            self.ctx.lab("restart", "--", *flags)
+            self.ctx.in_force = list(flags)
+
+
 def flipped(ctx, base, settings, steps_args, size="tiny", reseed=False, up_args=(), env=None):
     """The lab up with the `base` flags (reseeded at `size` when asked: `up` keeps a database that
-    holds data; up_args: more of `infra/lab up`'s options, such as --rate), then for each (label,
-    flags) of `settings` restarted with base + flags and one stepped run (env: variables for its
-    load tool); down at the end, whatever happened. {label: rows}."""
-    ctx.lab("down")
-    ctx.lab("up", *(["--netns"] if ctx.netns else []), *up_args, "--size", size, "--", *base)
-    runs = {}
+    holds data; up_args: more of `infra/lab up`'s options, such as --rate), then the sweep of
+    `settings`, (label, flags) each, with base + flags; down at the end, whatever happened.
+    {label: rows}."""
+    ctx.up(size, base, *up_args)
     try:
         if reseed:
             ctx.lab("seed", size)
-        for label, flags in settings:
-            ctx.lab("restart", "--", *(list(base) + list(flags)))
-            runs[label], _ = ctx.steps(label, steps_args, env=env)
+        return sweep(ctx, [(label, list(base) + list(flags)) for label, flags in settings], steps_args, env=env)
     finally:
         ctx.lab("down")
-    return runs
+
+
+def flip_run(ctx, base, settings, steps_args, what, header, keys, **kw):
+    """A case that flips settings (flipped, **kw its options) declared: (sections, runs). The
+    sections: `what` (the load, in words) with the load average before and after, and the
+    measured table (header, and the keys of each row's cells)."""
+    before = loadavg()
+    runs = flipped(ctx, base, settings, steps_args, **kw)
+    return ["%s; load average %s before, %s after" % (what, before, loadavg()), runs_table(header, runs, keys)], runs
+
+
+def sweep(ctx, settings, steps_args, env=None, pin=None, cores=None):
+    """Each (label, flags) of `settings` as an arm on the engine, on the lab that is up: restarted
+    with its flags, each sutlab pinned to the `pin` cores (when given), one stepped run into
+    OUT/label (env: variables for its load tool; cores: its load's). {label: rows}."""
+    def measure(arm, _rnd, _seconds):
+        if pin:
+            ctx.pin_web(pin)
+        return ctx.steps(arm.name, steps_args, env=env, cores=cores)[0]
+    arms = [engine.Arm(label, flags=list(flags)) for label, flags in settings]
+    runs = engine.run_on(LabRestart(ctx), arms, measure, rounds=1, seconds=None)
+    return {label: rows[0] for label, rows in runs.items()}
+
+
+def load(tool, levels, seconds, warmup=2, script=None, path=None):
+    """A stage's load as steps' options: the tool, its wrk script (a file of loadscripts/wrk) or
+    its path, the levels ("8,32"), the measured and the warm-up seconds of each."""
+    levels = ",".join(map(str, levels)) if isinstance(levels, (list, tuple)) else levels
+    what = (["--script", os.path.join(LOADSCRIPTS, "wrk", script)] if script else []) + \
+        (["--path", path] if path else [])
+    return ["--tool", tool] + what + ["--levels", str(levels), "--duration", str(seconds), "--warmup", str(warmup)]
+
+
+def runs_table(header, runs, keys):
+    """Every arm's rows ({label: rows}), a line per level (cells), as a framed Markdown table."""
+    return table(header, [cells(label, r, keys) for label in runs for r in runs[label]], framed=True)
 
 
 def cells(label, r, keys):

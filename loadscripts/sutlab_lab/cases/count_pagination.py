@@ -6,12 +6,8 @@ The lab loads the index page alone (wrk), not the write-up's scenario: the check
 experiment to the write-up's figures per level all the same, and the verdict comes out as it
 comes (docs/bottlenecks.md, "Count pagination", says why it is not the write-up's scenario)."""
 
-import os
-
-from .. import LOADSCRIPTS
-from ..report import table
 from . import checks as ck
-from .common import cells, cpu_range, cpu_share, flipped, loadavg, num, over, row_at
+from .common import cpu_range, cpu_share, flip_run, load, num, over, row_at
 
 NAME = "count-pagination"
 TITLE = "The paginated index and its count(*)"
@@ -60,20 +56,14 @@ LINES = {8: ("L168", "L180"), 32: ("L169", "L181")}
 
 
 def run(ctx):
-    seconds = ctx.seconds(STEP_SECONDS)
-    levels = ",".join(map(str, LEVELS))
-    before = loadavg()
-    runs = flipped(ctx, ["--workers", "2"], (("off", ["--no-count-pagination"]), ("on", ["--count-pagination"])),
-                   ["--tool", "wrk", "--script", os.path.join(LOADSCRIPTS, "wrk", "articles_index.lua"),
-                    "--levels", levels, "--duration", str(seconds), "--warmup", "2"], size="small", reseed=True)
-    after = loadavg()
-    keys = ("rps", "mean_ms", "p99_ms", "busy_web", "busy_db", "busy_load", "verdict")
-    sections = ["wrk `articles_index.lua` (GET /api/articles?limit=20&offset=0), levels %s connections, %d s "
-                "each, `small` fixtures, `--workers 2`; load average %s before, %s after"
-                % (levels, seconds, before, after),
-                table(["count", "connections", "req/s", "mean ms", "p99 ms", "web busy %", "db busy %",
-                       "load busy %", "verdict"],
-                      [cells(label, r, keys) for label in runs for r in runs[label]], framed=True)]
+    seconds, levels = ctx.seconds(STEP_SECONDS), ",".join(map(str, LEVELS))
+    sections, runs = flip_run(
+        ctx, ["--workers", "2"], (("off", ["--no-count-pagination"]), ("on", ["--count-pagination"])),
+        load("wrk", levels, seconds, script="articles_index.lua"),
+        "wrk `articles_index.lua` (GET /api/articles?limit=20&offset=0), levels %s connections, %d s each, "
+        "`small` fixtures, `--workers 2`" % (levels, seconds),
+        ["count", "connections", "req/s", "mean ms", "p99 ms", "web busy %", "db busy %", "load busy %", "verdict"],
+        ("rps", "mean_ms", "p99_ms", "busy_web", "busy_db", "busy_load", "verdict"), size="small", reseed=True)
     return sections, checks(runs)
 
 

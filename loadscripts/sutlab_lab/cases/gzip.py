@@ -4,13 +4,9 @@ for it, so the case holds the lab to the direction only (checks.py): sutlab's ow
 off, under a bandwidth cap the lab chooses; the ratio under that cap is the compression ratio,
 which the cap sets, and is shown, not counted."""
 
-import os
-
-from .. import LOADSCRIPTS
 from ..errors import RunError
-from ..report import table
 from . import checks as c
-from .common import cells, flipped, loadavg
+from .common import flip_run, load
 
 NAME = "gzip"
 TITLE = "gzip on a bandwidth-capped link"
@@ -49,19 +45,14 @@ def run(ctx):
     if not ctx.netns:
         raise RunError("gzip needs the bandwidth cap of the netns lab: run it with --netns (root)")
     seconds = ctx.seconds(STEP_SECONDS)
-    before = loadavg()
-    runs = flipped(ctx, ["--workers", "2", "--redis-cache"], (("off", ["--no-gzip"]), ("on", ["--gzip"])),
-                   ["--tool", "wrk", "--script", os.path.join(LOADSCRIPTS, "wrk", "stores_by_category.lua"),
-                    "--levels", LEVELS, "--duration", str(seconds), "--warmup", "2"], size="small", reseed=True,
-                   up_args=["--rate", RATE], env={"WRK_HEADERS": "Accept-Encoding: gzip"})
-    # (`down` deleted the namespaces, and the cap with them)
-    after = loadavg()
-    keys = ("rps", "p99_ms", "busy_web", "busy_load", "verdict")
-    sections = ["wrk `stores_by_category.lua` with Accept-Encoding: gzip, levels %s connections, %d s each, through "
-                "a %s link, `small` fixtures, `--workers 2 --redis-cache`; load average %s before, %s after"
-                % (LEVELS, seconds, RATE, before, after),
-                table(["gzip", "connections", "req/s", "p99 ms", "web busy %", "load busy %", "verdict"],
-                      [cells(label, r, keys) for label in runs for r in runs[label]], framed=True)]
+    sections, runs = flip_run(  # (`down` deletes the namespaces, and the cap with them)
+        ctx, ["--workers", "2", "--redis-cache"], (("off", ["--no-gzip"]), ("on", ["--gzip"])),
+        load("wrk", LEVELS, seconds, script="stores_by_category.lua"),
+        "wrk `stores_by_category.lua` with Accept-Encoding: gzip, levels %s connections, %d s each, through a %s "
+        "link, `small` fixtures, `--workers 2 --redis-cache`" % (LEVELS, seconds, RATE),
+        ["gzip", "connections", "req/s", "p99 ms", "web busy %", "load busy %", "verdict"],
+        ("rps", "p99_ms", "busy_web", "busy_load", "verdict"), size="small", reseed=True, up_args=["--rate", RATE],
+        env={"WRK_HEADERS": "Accept-Encoding: gzip"})
     return sections, checks(runs)
 
 

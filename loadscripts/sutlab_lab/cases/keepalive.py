@@ -4,9 +4,8 @@ keep-alive, 82,000 HTTP connections/s, L37 and L41). The write-up's figures are 
 dedicated core; the lab flips sutlab's keep-alive under ab and holds the ratio, the direction and
 the limiting tier to them: a run the load tool limits measured the tool, not the server."""
 
-from ..report import table
 from . import checks as c
-from .common import cells, flipped, loadavg
+from .common import flip_run, load
 
 NAME = "keepalive"
 TITLE = "Keep-alive against a connection per request"
@@ -42,17 +41,13 @@ THIRD = 1 / 3  # 002 L61; the table's 82,000 / 243,000 = 0.337 (L37, L41) is ins
 
 def run(ctx):
     seconds = ctx.seconds(STEP_SECONDS)
-    before = loadavg()
-    runs = flipped(ctx, ["--workers", "2"], (("keep-alive", ["--keepalive-timeout", "10"]),
-                                             ("close", ["--keepalive-timeout", "0"])),
-                   ["--tool", "ab", "--path", "/health_check", "--levels", LEVELS, "--duration", str(seconds),
-                    "--warmup", "2"])
-    after = loadavg()
-    keys = ("rps", "p99_ms", "errors", "busy_web", "busy_load", "verdict")
-    sections = ["ab on GET /health_check, levels %s clients, %d s each, `--workers 2`; load average %s before, "
-                "%s after" % (LEVELS, seconds, before, after),
-                table(["connections", "clients", "req/s", "p99 ms", "errors", "web busy %", "load busy %", "verdict"],
-                      [cells(label, r, keys) for label in runs for r in runs[label]], framed=True)]
+    sections, runs = flip_run(
+        ctx, ["--workers", "2"],
+        (("keep-alive", ["--keepalive-timeout", "10"]), ("close", ["--keepalive-timeout", "0"])),
+        load("ab", LEVELS, seconds, path="/health_check"),
+        "ab on GET /health_check, levels %s clients, %d s each, `--workers 2`" % (LEVELS, seconds),
+        ["connections", "clients", "req/s", "p99 ms", "errors", "web busy %", "load busy %", "verdict"],
+        ("rps", "p99_ms", "errors", "busy_web", "busy_load", "verdict"))
     return sections, checks(runs)
 
 

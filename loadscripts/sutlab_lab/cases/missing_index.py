@@ -6,12 +6,11 @@ The write-up's index has no counterpart in sutlab's schema, so the lab drops one
 before the run (INDEX) and runs the blog scenario with and without it in alternated rounds, each
 comparison against its own baseline: no index is picked after the fact as the one that mattered."""
 
-import os
 import re
 import statistics
-import subprocess
 
-from .. import REPO
+from .. import engine
+from ..engine import targets
 from ..errors import RunError
 from ..report import fmt, table
 from . import checks as ck
@@ -78,64 +77,38 @@ def board_indexes(status):
     return names
 
 
-def _sutlab():
-    return os.environ.get("SUTLAB_LAB_BIN") or os.path.join(REPO, "build", "sutlab")
-
-
-def _db_url():
-    return os.environ.get("SUTLAB_LAB_DB_URL") or \
-        "postgresql://postgres@127.0.0.1:%s/sutlab" % os.environ.get("SUTLAB_LAB_PG_PORT", "25432")
-
-
 def order(rounds):
-    """The runs in order: (round, "with" | "without"), the pair's order switching each round so
-    that a drift of the machine does not fall on one side."""
-    out = []
-    for i in range(rounds):
-        pair = ("with", "without") if i % 2 == 0 else ("without", "with")
-        out += [(i, side) for side in pair]
-    return out
+    """The runs in order: (round, "with" | "without"), the pair's order switching each round (the
+    engine's alternated rounds) so that a drift of the machine does not fall on one side."""
+    return [(i, side) for i in range(rounds) for side in engine.round_order(("with", "without"), i + 1)]
 
 
 def run(ctx):
     if ctx.netns:
         raise RunError("missing-index runs on the single-box lab (its database is reached from here)")
-    seconds = ctx.seconds(STEP_SECONDS)
+    seconds, before = ctx.seconds(STEP_SECONDS), loadavg()
     steps_args = ["--tool", "locust", "--scenario", "blog", "--levels", str(USERS), "--duration", str(seconds),
                   "--warmup", "5", "--locust-arg=--fixture-users=1000"]
-    before = loadavg()
-    ctx.lab("down")
-    ctx.lab("up", "--size", "small", "--", *BASE)
-    runs = {"with": [None] * ROUNDS, "without": [None] * ROUNDS}
+    ctx.up("small", BASE)
     try:
         ctx.lab("seed", "small")
         ctx.lab("restart", "--", *BASE)
-        _index_present(ctx)
-        for i, side in order(ROUNDS):
-            runs[side][i] = _one_run(ctx, i, side, steps_args)
+        status = targets.db_indexes(targets.lab_bin(), targets.lab_db_url(), "status")
+        if INDEX not in board_indexes(status):
+            raise RunError("sutlab db indexes status does not list %s:\n%s" % (INDEX, status[-2000:]))
+        arms = [engine.Arm("with"), engine.Arm("without", setup=lambda: _indexes(ctx, "off"),
+                                               teardown=lambda: _indexes(ctx, "on"))]
+        runs = engine.run_on(None, arms, lambda arm, rnd, _s: ctx.steps("round%d-%s" % (rnd, arm.name),
+                                                                        steps_args)[0][0], ROUNDS, seconds)
     finally:
         ctx.lab("down")
-    after = loadavg()
-    return _sections(runs, seconds, before, after), checks(runs)
+    return _sections(runs, seconds, before, loadavg()), checks(runs)
 
 
-def _index_present(ctx):
-    status = subprocess.run([_sutlab(), "db", "indexes", "status", "--db-url", _db_url()], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, timeout=120).stdout
-    if INDEX not in board_indexes(status):
-        raise RunError("sutlab db indexes status does not list %s:\n%s" % (INDEX, status[-2000:]))
-
-
-def _one_run(ctx, i, side, steps_args):
-    """One run of the scenario, with INDEX dropped for it when side is "without"; its one row."""
-    label = "round%d-%s" % (i + 1, side)
-    if side == "with":
-        return ctx.steps(label, steps_args)[0][0]
-    ctx.run([_sutlab(), "db", "indexes", "off", INDEX, "--db-url", _db_url()], "indexes off %s" % INDEX)
-    try:
-        return ctx.steps(label, steps_args)[0][0]
-    finally:
-        ctx.run([_sutlab(), "db", "indexes", "on", INDEX, "--db-url", _db_url()], "indexes on %s" % INDEX)
+def _indexes(ctx, action):
+    """INDEX dropped (off) or made again (on), the command in OUT/commands.log."""
+    ctx.record([targets.lab_bin(), "db", "indexes", action, INDEX, "--db-url", targets.lab_db_url()])
+    targets.db_indexes(targets.lab_bin(), targets.lab_db_url(), action, [INDEX])
 
 
 def _sections(runs, seconds, before, after):

@@ -8,12 +8,9 @@ Those two knobs are fitted to some of the write-up's figures, which are then sho
 not counted (checks.py): what is counted is what the fit does not fix, the children sweep of
 show_articles between its two fitted ends, and the tiers the write-up names."""
 
-import os
-
-from .. import LOADSCRIPTS
-from ..report import fmt, table
+from ..report import fmt
 from . import checks as c
-from .common import cells, loadavg
+from .common import load, loadavg, runs_table, sweep
 
 NAME = "php-fpm"
 TITLE = "A web tier as slow as PHP: children, OPcache, a second server"
@@ -71,72 +68,49 @@ SHOW_WRITEUP = {4: (99, 65, "L133"), 8: (120, 86, "L139"), 16: (125, 88, "L144")
 LEVELS = "2,4,8"
 STEP_SECONDS = 10
 NO_OPCACHE, OPCACHE = 47600, 4760
-
-
-def stage(ctx, label, flags, scaled=None):
-    """The lab restarted (or, scaled, brought up) with `flags`, each sutlab pinned; one stepped run."""
-    if scaled:
-        ctx.lab("down")
-        ctx.lab("up", "--instances", str(scaled), "--lb", "haproxy", "--size", "tiny", "--", *flags)
-    else:
-        ctx.lab("restart", "--", *flags)
-    ctx.pin_web([0, 1] if scaled else [0])
-    # one server: the load on the other core; two, each on a core: the load where it can (it is light)
-    rows, _ = ctx.steps(label, ["--tool", "ab", "--path", "/health_check", "--levels", LEVELS,
-                                "--duration", str(ctx.seconds(STEP_SECONDS)), "--warmup", "2"],
-                        cores=None if scaled else [1])
-    return rows
+# /health_check: (stage, its directory, its flags beside --db-mode sync); then one and two servers
+# behind HAProxy with OPcache's flags, each instance on a core of its own
+HEALTH = (("2 children", "children-2", ["--workers", "2", "--app-cpu-us", str(NO_OPCACHE)]),
+          ("4 children", "children-4", ["--workers", "4", "--app-cpu-us", str(NO_OPCACHE)]),
+          ("OPcache", "opcache", ["--workers", "2", "--app-cpu-us", str(OPCACHE)]))
+SCALED = (("1 server behind HAProxy", "haproxy-1", 1), ("2 servers behind HAProxy", "haproxy-2", 2))
+SYNC = ["--db-mode", "sync"]
 
 
 def run(ctx):
-    before = loadavg()
-    sync = ["--db-mode", "sync"]
-    ctx.lab("down")
-    ctx.lab("up", "--size", "tiny", "--", *sync)
-    runs = {}
+    """One sutlab pinned to core 0 and the load on core 1; scaled, each instance on a core and the
+    load where it can (it is light); then the show_articles sweep of children."""
+    before, seconds = loadavg(), ctx.seconds(STEP_SECONDS)
+    health = load("ab", LEVELS, seconds, path="/health_check")
+    show = [("show-articles-%d" % n, SYNC + ["--workers", str(n), "--app-cpu-us", str(SHOW_CPU_US),
+                                              "--db-latency-ms", str(SHOW_LATENCY_MS)]) for n in SHOW_WORKERS]
     try:
-        runs["2 children"] = stage(ctx, "children-2", sync + ["--workers", "2", "--app-cpu-us", str(NO_OPCACHE)])
-        runs["4 children"] = stage(ctx, "children-4", sync + ["--workers", "4", "--app-cpu-us", str(NO_OPCACHE)])
-        runs["OPcache"] = stage(ctx, "opcache", sync + ["--workers", "2", "--app-cpu-us", str(OPCACHE)])
-        opc = sync + ["--workers", "2", "--app-cpu-us", str(OPCACHE)]
-        runs["1 server behind HAProxy"] = stage(ctx, "haproxy-1", opc, scaled=1)
-        runs["2 servers behind HAProxy"] = stage(ctx, "haproxy-2", opc, scaled=2)
-        ctx.lab("down")
-        ctx.lab("up", "--size", "tiny", "--", *sync)
-        show = show_articles(ctx, sync)
+        ctx.up("tiny", SYNC)
+        rows = sweep(ctx, [(d, SYNC + flags) for _, d, flags in HEALTH], health, pin=[0], cores=[1])
+        runs = {name: rows[d] for name, d, _ in HEALTH}
+        for name, d, n in SCALED:
+            ctx.up("tiny", SYNC + HEALTH[2][2], "--instances", str(n), "--lb", "haproxy")
+            ctx.pin_web(list(range(n)))
+            runs[name] = ctx.steps(d, health)[0]
+        ctx.up("tiny", SYNC)
+        rows = sweep(ctx, show, load("wrk", SHOW_CONNECTIONS, seconds, script="article_by_slug.lua"), pin=[0],
+                     cores=[1])
     finally:
         ctx.lab("down")
-    after = loadavg()
-    return sections(ctx, runs, show, before, after), checks(runs) + show_checks(show)
+    shown = {str(n): rows["show-articles-%d" % n] for n in SHOW_WORKERS}
+    return sections(ctx, runs, shown, before, loadavg()), checks(runs) + show_checks(shown)
 
 
 def sections(ctx, runs, show, before, after):
-    keys = ("rps", "p99_ms", "busy_web", "busy_lb", "busy_load", "verdict")
     return ["ab on GET /health_check, levels %s clients, %d s each, `--db-mode sync`, each sutlab pinned to a "
             "core; load average %s before, %s after" % (LEVELS, ctx.seconds(STEP_SECONDS), before, after),
-            table(["stage", "clients", "req/s", "p99 ms", "web busy %", "lb busy %", "load busy %", "verdict"],
-                  [cells(label, r, keys) for label in runs for r in runs[label]], framed=True),
+            runs_table(["stage", "clients", "req/s", "p99 ms", "web busy %", "lb busy %", "load busy %", "verdict"],
+                       runs, ("rps", "p99_ms", "busy_web", "busy_lb", "busy_load", "verdict")),
             "show_articles: wrk `article_by_slug.lua` with %d connections, %d s per stage, `--db-mode sync "
             "--app-cpu-us %d --db-latency-ms %d`, sutlab pinned to one core"
             % (SHOW_CONNECTIONS, ctx.seconds(STEP_SECONDS), SHOW_CPU_US, SHOW_LATENCY_MS),
-            table(["children", "connections", "req/s", "p99 ms", "web CPU %", "web busy %", "db CPU %", "verdict"],
-                  [cells(label, r, ("rps", "p99_ms", "cpu_web_pct", "busy_web", "cpu_db_pct", "verdict"))
-                   for label in show for r in show[label]], framed=True)]
-
-
-def show_articles(ctx, sync):
-    """show_articles at each number of children: the lab restarted with that many sync workers,
-    pinned to one core, under the same wrk load. {children: rows}."""
-    script = os.path.join(LOADSCRIPTS, "wrk", "article_by_slug.lua")
-    out = {}
-    for n in SHOW_WORKERS:
-        ctx.lab("restart", "--", *sync, "--workers", str(n), "--app-cpu-us", str(SHOW_CPU_US),
-                "--db-latency-ms", str(SHOW_LATENCY_MS))
-        ctx.pin_web([0])
-        out[str(n)], _ = ctx.steps("show-articles-%d" % n,
-                                   ["--tool", "wrk", "--script", script, "--levels", str(SHOW_CONNECTIONS),
-                                    "--duration", str(ctx.seconds(STEP_SECONDS)), "--warmup", "2"], cores=[1])
-    return out
+            runs_table(["children", "connections", "req/s", "p99 ms", "web CPU %", "web busy %", "db CPU %", "verdict"],
+                       show, ("rps", "p99_ms", "cpu_web_pct", "busy_web", "cpu_db_pct", "verdict"))]
 
 
 def _top(rows):

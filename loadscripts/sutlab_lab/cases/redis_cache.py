@@ -4,12 +4,8 @@ on sutlab and holds the two rates, their ratio, the direction and the limiting t
 write-up's figures (001 L47, L53). The write-up's later steps (nginx in front, a second server, a
 larger load generator: 001 L57-L111) are not replayed here."""
 
-import os
-
-from .. import LOADSCRIPTS
-from ..report import table
 from . import checks as c
-from .common import cells, flipped, loadavg
+from .common import flip_run, load
 
 NAME = "redis-cache"
 TITLE = "The store listing, from PostgreSQL and from Redis"
@@ -54,17 +50,14 @@ RATIO_LOW, RATIO_HIGH = REDIS_LOW / DB_HIGH, REDIS_HIGH / DB_LOW
 
 def run(ctx):
     seconds = ctx.seconds(STEP_SECONDS)
-    before = loadavg()
-    runs = flipped(ctx, ["--workers", "2"], (("PostgreSQL", ["--no-redis-cache"]), ("Redis", ["--redis-cache"])),
-                   ["--tool", "wrk", "--script", os.path.join(LOADSCRIPTS, "wrk", "stores_by_category.lua"),
-                    "--levels", LEVELS, "--duration", str(seconds), "--warmup", "2"], size="small", reseed=True)
-    after = loadavg()
-    keys = ("rps", "p99_ms", "busy_web", "busy_db", "busy_redis", "busy_load", "verdict")
-    sections = ["wrk `stores_by_category.lua`, levels %s connections, %d s each, `small` fixtures, `--workers 2`; "
-                "load average %s before, %s after" % (LEVELS, seconds, before, after),
-                table(["listing from", "connections", "req/s", "p99 ms", "web busy %", "db busy %", "redis busy %",
-                       "load busy %", "verdict"], [cells(label, r, keys) for label in runs for r in runs[label]],
-                      framed=True)]
+    sections, runs = flip_run(
+        ctx, ["--workers", "2"], (("PostgreSQL", ["--no-redis-cache"]), ("Redis", ["--redis-cache"])),
+        load("wrk", LEVELS, seconds, script="stores_by_category.lua"),
+        "wrk `stores_by_category.lua`, levels %s connections, %d s each, `small` fixtures, `--workers 2`"
+        % (LEVELS, seconds),
+        ["listing from", "connections", "req/s", "p99 ms", "web busy %", "db busy %", "redis busy %", "load busy %",
+         "verdict"], ("rps", "p99_ms", "busy_web", "busy_db", "busy_redis", "busy_load", "verdict"),
+        size="small", reseed=True)
     return sections, checks(runs)
 
 

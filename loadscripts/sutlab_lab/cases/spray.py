@@ -5,7 +5,7 @@ write-up's two vegeta reports (003 L28, L30) to a band, plus its 502 behind the 
 
 from ..report import MISSING, fmt, table
 from . import checks as ck
-from .common import loadavg
+from .common import loadavg, sweep
 
 NAME = "spray"
 TITLE = "Blocking handler under an open-model spray"
@@ -69,14 +69,6 @@ MODES = (("inline", ["--handler-mode", "inline"]),
 FRONTS = (None, "nginx", "haproxy")
 
 
-def _up(ctx, front, flags):
-    where = ["--netns"] if ctx.netns else []
-    if front:
-        where += ["--instances", "1", "--lb", front]
-    ctx.lab("down")
-    ctx.lab("up", *where, "--size", "tiny", "--", *flags)
-
-
 def _row(front, mode, r):
     def secs(k):
         return fmt(r[k] / 1000.0, 2) if isinstance(r.get(k), float) else MISSING
@@ -85,41 +77,31 @@ def _row(front, mode, r):
             r.get("verdict", ""), fmt(100 * r["busy_web"], 0) if isinstance(r.get("busy_web"), float) else MISSING]
 
 
-def _attack(ctx, label, seconds, timeout):
-    args = ["--tool", "httperf", "--path", BLOCK, "--rate", str(RATE), "--duration", str(seconds),
-            "--warmup", "0", "--timeout", str(timeout)] + (["--abort-on-overflow"] if ctx.netns else [])
-    rows, _ = ctx.steps(label, args)
-    return rows[0]
-
-
 def run(ctx):
+    """Direct: every handler mode, the lab restarted with each; behind each proxy (a lab of its
+    own), the blocking handler alone. A quick look leaves the proxies out, with a timeout a little
+    past the block."""
     seconds = ctx.seconds(SECONDS)
-    # a quick look: the proxies left out, and a timeout a little past the block
     fronts, timeout = (FRONTS[:1], max(4, seconds + 2)) if ctx.quick else (FRONTS, TIMEOUT)
-    results, lines = {}, []
-    before = loadavg()
-    try:
+    attack = ["--tool", "httperf", "--path", BLOCK, "--rate", str(RATE), "--duration", str(seconds),
+              "--warmup", "0", "--timeout", str(timeout)] + (["--abort-on-overflow"] if ctx.netns else [])
+    results, before = {}, loadavg()
+    try:  # down whatever happened: a failed step must not leave the lab holding its ports
         for front in fronts:
             modes = MODES if front is None else MODES[:1]
-            for i, (mode, flags) in enumerate(modes):
-                if i == 0:
-                    _up(ctx, front, BASE + flags)
-                else:
-                    ctx.lab("restart", "--", *(BASE + flags))
-                r = _attack(ctx, "%s-%s" % (front or "direct", mode.replace(" ", "")), seconds, timeout)
-                results[(front, mode)] = r
-                lines.append(_row(front, mode, r))
-    finally:  # down whatever happened: a failed step must not leave the lab holding its ports
+            ctx.up("tiny", BASE + modes[0][1], *(["--instances", "1", "--lb", front] if front else []))
+            rows = sweep(ctx, [("%s-%s" % (front or "direct", m.replace(" ", "")), BASE + f) for m, f in modes], attack)
+            results.update({(front, m): rows["%s-%s" % (front or "direct", m.replace(" ", ""))][0] for m, _ in modes})
+    finally:
         ctx.lab("down")
-    after = loadavg()
+    lines = [_row(front, mode, r) for (front, mode), r in results.items()]
     measured = table(["front", "handler", "ok %", "mean s", "p50 s", "p95 s", "p99 s", "codes and errors",
                       "verdict", "web busy %"], lines, framed=True)
-    sections = ["%d requests/s for %d s on GET %s, a %d s timeout, `%s`%s; load average %s before, %s after"
-                % (RATE, seconds, BLOCK, timeout, " ".join(BASE), ", tcp_abort_on_overflow=1 in the web namespace"
-                   if ctx.netns else "", before, after), measured,
-                "`offload` is the lab's extra (no figure of the write-up): %s %% answered."
-                % fmt(100 * _success(results[(None, "offload")]), 1)]
-    return sections, checks(results)
+    return ["%d requests/s for %d s on GET %s, a %d s timeout, `%s`%s; load average %s before, %s after"
+            % (RATE, seconds, BLOCK, timeout, " ".join(BASE), ", tcp_abort_on_overflow=1 in the web namespace"
+               if ctx.netns else "", before, loadavg()), measured,
+            "`offload` is the lab's extra (no figure of the write-up): %s %% answered."
+            % fmt(100 * _success(results[(None, "offload")]), 1)], checks(results)
 
 
 def _success(r):

@@ -4,9 +4,9 @@ been nearly idle. The cause was on the load generator's tier. The lab prints Loc
 into a console of a set speed and holds the write-up's figures of its stages to bands."""
 
 import os
-import subprocess
 
 from .. import LOADSCRIPTS
+from ..commands import console, plot
 from ..errors import RunError
 from ..report import MISSING, fmt, table
 from . import checks as ck
@@ -66,26 +66,9 @@ ECHO_BYTES = 4000
 TIER_FROM = 10  # users: where printing, not the users, limits the printing-on rows
 
 
-class Console:
-    """loadscripts/console on a named pipe in OUT, for the duration of the case."""
-
-    def __init__(self, ctx):
-        self.fifo = os.path.join(ctx.out, "console")
-        self.log = open(os.path.join(ctx.out, "console.log"), "w")
-        self.proc = subprocess.Popen(["/usr/bin/python3", os.path.join(LOADSCRIPTS, "console"), "--fifo", self.fifo,
-                                      "--rate", CONSOLE_RATE], stdout=self.log, stderr=subprocess.STDOUT)
-
-    def close(self):
-        self.proc.kill()
-        self.proc.wait()
-        self.log.close()
-        if os.path.exists(self.fifo):
-            os.unlink(self.fifo)
-
-
 def _ramp(ctx, label, extra):
     """The write-up's stage 1 shape (004 L35): 100 users over 10 x the step seconds (100 s), then
-    10 s more, with Locust's 1 s history, and its curves (loadscripts/plot)."""
+    10 s more, with Locust's 1 s history, and its curves (plot's PNGs)."""
     ramp = 10 * ctx.seconds(STEP_SECONDS)
     prefix = os.path.join(ctx.out, label)
     argv = ["/usr/bin/locust", "-f", os.path.join(LOADSCRIPTS, "locust", "locustfile.py"), "--headless",
@@ -96,7 +79,10 @@ def _ramp(ctx, label, extra):
         argv = [os.path.join(ctx.repo, "infra", "lab"), "exec-client", "--"] + argv
     ctx.progress("case %s: %s (100 users over %d s)" % (ctx.name, label, ramp))
     ctx.run(argv, "locust (%s)" % label, timeout=ramp + 300)
-    ctx.run(["/usr/bin/python3", os.path.join(LOADSCRIPTS, "plot"), prefix + "_stats_history.csv"], "plot")
+    try:
+        plot.pngs_of(prefix + "_stats_history.csv")
+    except (ValueError, OSError, ImportError) as e:
+        raise RunError("plot (%s): %s" % (label, e))
 
 
 def _lines(label, rows):
@@ -109,33 +95,31 @@ def _lines(label, rows):
 
 
 def run(ctx):
-    seconds = ctx.seconds(STEP_SECONDS)
+    seconds, levels = ctx.seconds(STEP_SECONDS), QUICK_LEVELS if ctx.quick else LEVELS
     before = loadavg()
     ctx.lab("down")
     ctx.lab("up", *(["--netns"] if ctx.netns else []), "--size", "tiny", "--", "--workers", "1")
     ctx.url = os.environ.get("SUTLAB_URL") or ("http://10.77.1.2:8080" if ctx.netns else
                                                "http://127.0.0.1:%s" % os.environ.get("SUTLAB_LAB_PORT", "8080"))
-    console = Console(ctx)
+    printer = console.Fifo(os.path.join(ctx.out, "console"), CONSOLE_RATE, os.path.join(ctx.out, "console.log"))
     try:
-        levels = QUICK_LEVELS if ctx.quick else LEVELS
         common = ["--tool", "locust", "--tags", "rpc_echo", "--levels", levels, "--duration", str(seconds),
                   "--warmup", "3", "--locust-arg=--echo-bytes=%d" % ECHO_BYTES]
         off, _ = ctx.steps("print-off", common)
-        on, _ = ctx.steps("print-on", common + ["--locust-arg=--print-responses=%s" % console.fifo])
+        on, _ = ctx.steps("print-on", common + ["--locust-arg=--print-responses=%s" % printer.path])
         if not ctx.quick:
             _ramp(ctx, "ramp-off", [])
-            _ramp(ctx, "ramp-on", ["--print-responses", console.fifo])
+            _ramp(ctx, "ramp-on", ["--print-responses", printer.path])
     finally:
-        console.close()
+        printer.close()
         ctx.lab("down")
-    after = loadavg()
     measured = table(["printing", "users", "req/s", "mean ms", "p50 ms", "web busy %", "load busy %",
                       "load writing %", "largest Send-Q KiB", "verdict"], _lines("off", off) + _lines("on", on),
                      framed=True)
     sections = ["Locust `--tags rpc_echo --echo-bytes %d`%s, no think time, levels %s users, %d s each; "
                 "printing into `loadscripts/console --rate %s`; load average %s before, %s after"
                 % (ECHO_BYTES, " from the netns lab's client namespace" if ctx.netns else "", levels, seconds,
-                   CONSOLE_RATE, before, after), measured]
+                   CONSOLE_RATE, before, loadavg()), measured]
     if not ctx.quick:
         sections.append("The write-up's stage 1 ramp (100 users over %d s, 1 s points): %s" % (
             10 * seconds, ", ".join(os.path.join(ctx.out, n + "_time.png") for n in ("ramp-off", "ramp-on"))))

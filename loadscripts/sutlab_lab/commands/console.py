@@ -19,6 +19,7 @@ import re
 import signal
 import stat
 import sys
+import threading
 import time
 
 from ..cli import Parser
@@ -52,13 +53,15 @@ def drain(fd, rate, keep):
             time.sleep(ahead)
 
 
-def serve_fifo(path, rate, keep):
+def serve_fifo(path, rate, keep, stop=None, say=print):
+    """Drains every writer of the named pipe at `path` in turn, until stop (a threading.Event) is
+    set and the pipe is opened once more (Fifo.close does both), or for ever."""
     if os.path.exists(path) and not stat.S_ISFIFO(os.stat(path).st_mode):
         raise SystemExit("loadscripts/console: %s exists and is not a named pipe" % path)
     if not os.path.exists(path):
         os.mkfifo(path, 0o600)
-    print("console: draining %s at %.0f bytes/s (Ctrl-C stops)" % (path, rate), flush=True)
-    while True:
+    say("console: draining %s at %.0f bytes/s (Ctrl-C stops)" % (path, rate))
+    while stop is None or not stop.is_set():
         fd = os.open(path, os.O_RDONLY)  # blocks until a writer opens it
         t0 = time.monotonic()
         try:
@@ -66,8 +69,41 @@ def serve_fifo(path, rate, keep):
         finally:
             os.close(fd)
         took = time.monotonic() - t0
-        print("console: %d lines, %d bytes in %.1f s (%.0f lines/s)"
-              % (lines, total, took, lines / took if took > 0 else 0), flush=True)
+        if total or stop is None or not stop.is_set():
+            say("console: %d lines, %d bytes in %.1f s (%.0f lines/s)"
+                % (lines, total, took, lines / took if took > 0 else 0))
+
+
+class Fifo:
+    """The console on a named pipe, in a thread of the calling process (the tps-trend case's):
+    what it says goes to log_path; close() stops it and removes the pipe."""
+
+    def __init__(self, path, rate, log_path):
+        self.path, self.stop = path, threading.Event()
+        self.log = open(log_path, "w")
+        if not os.path.exists(path):
+            os.mkfifo(path, 0o600)
+        self.thread = threading.Thread(target=serve_fifo, args=(path, rate_of(rate), None, self.stop, self.say),
+                                       daemon=True)
+        self.thread.start()
+
+    def say(self, line):
+        self.log.write(line + "\n")
+        self.log.flush()
+
+    def close(self):
+        self.stop.set()
+        for _ in range(100):  # a reader waiting for a writer: this open is its last
+            try:
+                os.close(os.open(self.path, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass  # none waiting yet (ENXIO): draining, or about to wait
+            self.thread.join(0.1)
+            if not self.thread.is_alive():
+                break
+        self.log.close()
+        if os.path.exists(self.path):
+            os.unlink(self.path)
 
 
 def main(argv):
@@ -82,7 +118,7 @@ def main(argv):
     keep = open(args.keep, "ab") if args.keep else None
     try:
         if args.fifo:
-            serve_fifo(args.fifo, args.rate, keep)
+            serve_fifo(args.fifo, args.rate, keep, say=lambda line: print(line, flush=True))
         total, lines = drain(sys.stdin.fileno(), args.rate, keep)
         print("console: %d lines, %d bytes" % (lines, total), file=sys.stderr)
     except KeyboardInterrupt:

@@ -95,6 +95,12 @@ def plot_series(args, path, kind, several):
     return written
 
 
+def pngs_of(path):
+    """plot's PNGs of one Locust or hey run with its defaults, as `loadscripts/plot PATH` draws
+    them (the tps-trend case's ramps); their paths."""
+    return plot_series(parse_args([path]), path, series.sniff(path), False)
+
+
 def plot_reports(args, reports):
     """One latency chart of every wrk, hey and ab report given."""
     results = [(os.path.basename(path), series.read_report(path, kind)) for path, kind in reports]

@@ -182,13 +182,27 @@ def make_load(args, out_dir):
 
 def main(argv):
     try:
-        args = arguments(argv)
-        levels = check(args)
-        roots = roots_of(args)
-        client.wait_until_ok(args.url + "/health_check", timeout=3)
+        args, levels, roots = prepare(argv)
     except (Usage, RunError) as e:
         print("loadscripts/steps: %s" % e, file=sys.stderr)
         return 2
+    return execute(args, levels, roots)
+
+
+def prepare(argv):
+    """steps' options parsed and checked, the levels, the tiers' process roots, the target seen
+    to answer: (args, levels, roots). Usage or RunError before anything starts."""
+    args = arguments(argv)
+    levels = check(args)
+    roots = roots_of(args)
+    client.wait_until_ok(args.url + "/health_check", timeout=3)
+    return args, levels, roots
+
+
+def execute(args, levels, roots):
+    """The stepped run of prepare's options, as the command runs it: the table and the rules on
+    stdout; steps.csv, cpu.csv, the PNGs and report.html in the output directory. Its exit status:
+    1 when a step failed or a --fail-if was violated, else 0."""
     out_dir = args.out or os.path.join(REPO, "var", "steps", "%s-%s" % (args.tool, time.strftime("%Y%m%d-%H%M%S")))
     os.makedirs(out_dir, exist_ok=True)
     what = args.path if args.tool != "locust" else args.tags or args.scenario

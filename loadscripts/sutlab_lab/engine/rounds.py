@@ -21,12 +21,13 @@ class Arm:
     change   what differs in it, as a table shows it ("--no-gzip"), or None
     setup    callable() run once the target has the arm's flags, before each measured run (an
              action on the data: `sutlab db indexes off`), or None
+    teardown callable() run after each of its runs, whatever happened (the action undone)
     measure  callable(seconds) -> row: the arm's own measured run (run_rounds); run_on makes it
     warm     callable(seconds): the unmeasured run before the rounds (default: a measure, dropped)
     """
 
-    def __init__(self, name, measure=None, warm=None, flags=None, change=None, setup=None):
-        self.name, self.flags, self.change, self.setup = name, flags, change, setup
+    def __init__(self, name, measure=None, warm=None, flags=None, change=None, setup=None, teardown=None):
+        self.name, self.flags, self.change, self.setup, self.teardown = name, flags, change, setup, teardown
         self.measure = measure
         self.warm = warm or measure
 
@@ -57,7 +58,8 @@ def run_rounds(arms, rounds, seconds, warmup=0, log=None, on_result=None):
 
 def run_on(target, arms, measure, rounds, seconds, warmup=0, log=None, on_result=None):
     """The arms on one target in alternated rounds: for each run, target.apply(arm.flags,
-    arm.name) (when the arm has flags), arm.setup(), then measure(arm, round, seconds) -> row
+    arm.name) (when the arm has flags), arm.setup(), measure(arm, round, seconds) -> row, and
+    arm.teardown() however that went
     (round 0: the warm-up, its row dropped). Returns {name: [row per round]}, as run_rounds."""
     def bound(arm):
         count = [0]
@@ -67,8 +69,12 @@ def run_on(target, arms, measure, rounds, seconds, warmup=0, log=None, on_result
                 count[0] += 1
             if arm.flags is not None:
                 target.apply(arm.flags, arm.name)
-            if arm.setup is not None:
-                arm.setup()
-            return measure(arm, count[0] if rnd is None else rnd, seconds_)
+            try:
+                if arm.setup is not None:
+                    arm.setup()
+                return measure(arm, count[0] if rnd is None else rnd, seconds_)
+            finally:
+                if arm.teardown is not None:
+                    arm.teardown()
         return Arm(arm.name, one, lambda s: one(s, 0), flags=arm.flags, change=arm.change)
     return run_rounds([bound(a) for a in arms], rounds, seconds, warmup, log, on_result)

@@ -18,6 +18,33 @@ INFRA_LAB = os.path.join(REPO, "infra", "lab")
 LAB_VAR = os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var")
 
 
+def lab_bin():
+    """The lab's sutlab binary: $SUTLAB_LAB_BIN, else build/sutlab, as infra/lab has it."""
+    return os.environ.get("SUTLAB_LAB_BIN") or os.path.join(REPO, "build", "sutlab")
+
+
+def lab_db_url():
+    """The lab's PostgreSQL: $SUTLAB_LAB_DB_URL, else the lab's own on $SUTLAB_LAB_PG_PORT (25432)."""
+    return os.environ.get("SUTLAB_LAB_DB_URL") or \
+        "postgresql://postgres@127.0.0.1:%s/sutlab" % os.environ.get("SUTLAB_LAB_PG_PORT", "25432")
+
+
+def db_indexes(sutlab_bin, db_url, action, names=()):
+    """`sutlab db indexes ACTION [NAME...]` (off, on, status) on the target's database; its output.
+    An action on the data an arm's setup takes (flip's `indexes`, the missing-index case)."""
+    if not db_url:
+        raise RunError("`indexes` needs --db-url (the lab's is known)")
+    if not sutlab_bin or not os.access(sutlab_bin, os.X_OK):
+        raise RunError("`indexes` needs a sutlab binary (--sutlab-bin, $SUTLAB_BIN or build/sutlab)")
+    proc = subprocess.run([sutlab_bin, "db", "indexes", action] + list(names) + ["--db-url", db_url],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600,
+                          env=procs.clean_env())
+    if proc.returncode != 0:
+        raise RunError("sutlab db indexes %s failed (exit %d): %s" % (action, proc.returncode,
+                                                                      proc.stdout.strip()[-500:]))
+    return proc.stdout
+
+
 def stderr_log(msg):
     print(msg, file=sys.stderr, flush=True)
 
@@ -76,9 +103,7 @@ class LabTarget(Target):
         except OSError:
             self.original = []
         self.current = list(self.original)
-        pg_port = os.environ.get("SUTLAB_LAB_PG_PORT", "25432")
-        self.db_url = os.environ.get("SUTLAB_LAB_DB_URL") or "postgresql://postgres@127.0.0.1:%s/sutlab" % pg_port
-        self.bin = os.environ.get("SUTLAB_LAB_BIN") or os.path.join(REPO, "build", "sutlab")
+        self.db_url, self.bin = lab_db_url(), lab_bin()
 
     def _restart(self, flags, label):
         self.log("infra/lab restart -- %s" % " ".join(flags))

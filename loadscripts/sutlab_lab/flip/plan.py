@@ -7,7 +7,7 @@ import shlex
 import subprocess
 
 from . import log
-from ..engine import Arm
+from ..engine import Arm, targets
 from ..errors import RunError
 from ..services import procs
 
@@ -77,16 +77,7 @@ def flag_tokens(name, value, boolean):
 
 def indexes(sutlab_bin, db_url, action):
     """`sutlab db indexes ACTION` (off, on, status); its output."""
-    if not db_url:
-        raise RunError("`indexes` needs --db-url (the lab's is known)")
-    if not sutlab_bin or not os.access(sutlab_bin, os.X_OK):
-        raise RunError("`indexes` needs a sutlab binary (--sutlab-bin, $SUTLAB_BIN or build/sutlab)")
-    proc = subprocess.run([sutlab_bin, "db", "indexes", action, "--db-url", db_url], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=600, env=procs.clean_env())
-    if proc.returncode != 0:
-        raise RunError("sutlab db indexes %s failed (exit %d): %s" % (action, proc.returncode,
-                                                                      proc.stdout.strip()[-500:]))
-    return proc.stdout
+    return targets.db_indexes(sutlab_bin, db_url, action)
 
 
 def indexes_state(sutlab_bin, db_url):
