@@ -199,13 +199,14 @@ def flipped(ctx, base, settings, steps_args, size="tiny", reseed=False, up_args=
         ctx.lab("down")
 
 
-def flip_run(ctx, base, settings, steps_args, what, header, keys, **kw):
-    """A case that flips settings (flipped, **kw its options) declared: (sections, runs). The
-    sections: `what` (the load, in words) with the load average before and after, and the
-    measured table (header, and the keys of each row's cells)."""
+def flip_run(ctx, base, settings, steps_args, what, header, keys, judge, **kw):
+    """A case that flips settings (flipped, **kw its options), declared: (sections, judge(runs)).
+    The sections: `what` (the load, in words) with the load average before and after, and the
+    measured table (header, and the keys of each row's cells); judge: the case's checks."""
     before = loadavg()
     runs = flipped(ctx, base, settings, steps_args, **kw)
-    return ["%s; load average %s before, %s after" % (what, before, loadavg()), runs_table(header, runs, keys)], runs
+    return (["%s; load average %s before, %s after" % (what, before, loadavg()), runs_table(header, runs, keys)],
+            judge(runs))
 
 
 def sweep(ctx, settings, steps_args, env=None, pin=None, cores=None):

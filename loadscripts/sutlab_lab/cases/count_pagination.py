@@ -57,14 +57,13 @@ LINES = {8: ("L168", "L180"), 32: ("L169", "L181")}
 
 def run(ctx):
     seconds, levels = ctx.seconds(STEP_SECONDS), ",".join(map(str, LEVELS))
-    sections, runs = flip_run(
+    return flip_run(
         ctx, ["--workers", "2"], (("off", ["--no-count-pagination"]), ("on", ["--count-pagination"])),
         load("wrk", levels, seconds, script="articles_index.lua"),
         "wrk `articles_index.lua` (GET /api/articles?limit=20&offset=0), levels %s connections, %d s each, "
         "`small` fixtures, `--workers 2`" % (levels, seconds),
         ["count", "connections", "req/s", "mean ms", "p99 ms", "web busy %", "db busy %", "load busy %", "verdict"],
-        ("rps", "mean_ms", "p99_ms", "busy_web", "busy_db", "busy_load", "verdict"), size="small", reseed=True)
-    return sections, checks(runs)
+        ("rps", "mean_ms", "p99_ms", "busy_web", "busy_db", "busy_load", "verdict"), checks, size="small", reseed=True)
 
 
 def checks(runs):

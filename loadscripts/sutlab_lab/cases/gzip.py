@@ -45,15 +45,14 @@ def run(ctx):
     if not ctx.netns:
         raise RunError("gzip needs the bandwidth cap of the netns lab: run it with --netns (root)")
     seconds = ctx.seconds(STEP_SECONDS)
-    sections, runs = flip_run(  # (`down` deletes the namespaces, and the cap with them)
+    return flip_run(  # (`down` deletes the namespaces, and the cap with them)
         ctx, ["--workers", "2", "--redis-cache"], (("off", ["--no-gzip"]), ("on", ["--gzip"])),
         load("wrk", LEVELS, seconds, script="stores_by_category.lua"),
         "wrk `stores_by_category.lua` with Accept-Encoding: gzip, levels %s connections, %d s each, through a %s "
         "link, `small` fixtures, `--workers 2 --redis-cache`" % (LEVELS, seconds, RATE),
         ["gzip", "connections", "req/s", "p99 ms", "web busy %", "load busy %", "verdict"],
-        ("rps", "p99_ms", "busy_web", "busy_load", "verdict"), size="small", reseed=True, up_args=["--rate", RATE],
-        env={"WRK_HEADERS": "Accept-Encoding: gzip"})
-    return sections, checks(runs)
+        ("rps", "p99_ms", "busy_web", "busy_load", "verdict"), checks, size="small", reseed=True,
+        up_args=["--rate", RATE], env={"WRK_HEADERS": "Accept-Encoding: gzip"})
 
 
 def _top(rows):

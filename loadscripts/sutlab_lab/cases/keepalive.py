@@ -41,14 +41,13 @@ THIRD = 1 / 3  # 002 L61; the table's 82,000 / 243,000 = 0.337 (L37, L41) is ins
 
 def run(ctx):
     seconds = ctx.seconds(STEP_SECONDS)
-    sections, runs = flip_run(
+    return flip_run(
         ctx, ["--workers", "2"],
         (("keep-alive", ["--keepalive-timeout", "10"]), ("close", ["--keepalive-timeout", "0"])),
         load("ab", LEVELS, seconds, path="/health_check"),
         "ab on GET /health_check, levels %s clients, %d s each, `--workers 2`" % (LEVELS, seconds),
         ["connections", "clients", "req/s", "p99 ms", "errors", "web busy %", "load busy %", "verdict"],
-        ("rps", "p99_ms", "errors", "busy_web", "busy_load", "verdict"))
-    return sections, checks(runs)
+        ("rps", "p99_ms", "errors", "busy_web", "busy_load", "verdict"), checks)
 
 
 def best(rows):

@@ -50,15 +50,14 @@ RATIO_LOW, RATIO_HIGH = REDIS_LOW / DB_HIGH, REDIS_HIGH / DB_LOW
 
 def run(ctx):
     seconds = ctx.seconds(STEP_SECONDS)
-    sections, runs = flip_run(
+    return flip_run(
         ctx, ["--workers", "2"], (("PostgreSQL", ["--no-redis-cache"]), ("Redis", ["--redis-cache"])),
         load("wrk", LEVELS, seconds, script="stores_by_category.lua"),
         "wrk `stores_by_category.lua`, levels %s connections, %d s each, `small` fixtures, `--workers 2`"
         % (LEVELS, seconds),
         ["listing from", "connections", "req/s", "p99 ms", "web busy %", "db busy %", "redis busy %", "load busy %",
-         "verdict"], ("rps", "p99_ms", "busy_web", "busy_db", "busy_redis", "busy_load", "verdict"),
+         "verdict"], ("rps", "p99_ms", "busy_web", "busy_db", "busy_redis", "busy_load", "verdict"), checks,
         size="small", reseed=True)
-    return sections, checks(runs)
 
 
 def best(rows):
