@@ -18,7 +18,7 @@ import subprocess
 import threading
 import time
 
-from . import parsers
+from . import engine, parsers
 from .report import fmt, ratio, table
 from .errors import RunError
 from .services import procs
@@ -109,11 +109,8 @@ class Bench:
         """Every row of ROWS, in order and then in reverse (a drift of the shared machine weighs
         on both ends alike); per row the mean of each figure, but the lowest `busy` (every run of
         it must have kept HAProxy's core busy)."""
-        runs = {row: [] for row in ROWS}
-        for i in range(rounds):
-            for row in (list(ROWS) if i % 2 == 0 else list(reversed(ROWS))):
-                runs[row].append(self.rate(row, seconds))
-        return {row: combine(rs) for row, rs in runs.items()}
+        arms = [engine.Arm(row, lambda s, row=row: self.rate(row, s)) for row in ROWS]
+        return {row: combine(rs) for row, rs in engine.run_rounds(arms, rounds, seconds).items()}
 
     def rate(self, row, seconds):
         """{rps, errors, busy (HAProxy's core, run + runnable time over the wall), on_core (its

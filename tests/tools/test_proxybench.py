@@ -58,5 +58,24 @@ class Combine(unittest.TestCase):
         self.assertIsNone(row["resumed"])
 
 
+class Rates(unittest.TestCase):
+    def test_every_row_in_order_then_reversed_each_combined(self):
+        """The engine's alternated rounds: a drift of the machine weighs on both ends alike."""
+        bench = proxybench.Bench(tempfile.mkdtemp(prefix="sutlab-proxybench-"), "/bin/false")
+        calls = []
+
+        def rate(row, seconds):
+            calls.append((row, seconds))
+            return {"rps": float(len(calls)), "busy": 1.0 - len(calls) / 100.0}
+        bench.rate = rate
+        rates = bench.rates(3)
+        rows = list(proxybench.ROWS)
+        self.assertEqual(calls, [(r, 3) for r in rows + rows[::-1]])
+        n = len(rows)
+        first = rates[rows[0]]  # runs 1 and 2n: the mean of rps, the lowest busy
+        self.assertEqual(first["rps"], (1 + 2 * n) / 2)
+        self.assertAlmostEqual(first["busy"], 1.0 - 2 * n / 100.0)
+
+
 if __name__ == "__main__":
     unittest.main()

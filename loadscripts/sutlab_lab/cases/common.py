@@ -45,10 +45,8 @@ class Context:
 
     def record(self, argv, env=None):
         """argv (and the variables added for it) into the commands' list and OUT/commands.log."""
-        self.commands.append(" ".join(["%s=%s" % (k, shlex.quote(v)) for k, v in sorted((env or {}).items())] +
-                                      [shlex.quote(a) for a in argv]))
-        with open(os.path.join(self.out, "commands.log"), "a") as log:
-            log.write("$ %s\n" % self.commands[-1])
+        self.note("$ " + " ".join(["%s=%s" % (k, shlex.quote(v)) for k, v in sorted((env or {}).items())] +
+                                  [shlex.quote(a) for a in argv]))
 
     def run(self, argv, what, timeout=1800, env=None):
         """argv to completion, its output appended to OUT/commands.log; RunError on failure.
