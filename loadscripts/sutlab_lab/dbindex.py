@@ -11,9 +11,8 @@ and raises RunError on failure).
 """
 
 import contextlib
-import os
 
-from . import REPO
+from .engine import targets
 
 # The lookup of users by name (GET /api/profiles/:username through lower(username),
 # db/migrations/004): the lab's counterpart of the blog write-up's index on its users' name
@@ -22,12 +21,11 @@ USERS_BY_NAME = "idx_users_username_lower"
 
 
 def sutlab_bin():
-    return os.environ.get("SUTLAB_LAB_BIN") or os.path.join(REPO, "build", "sutlab")
+    return targets.lab_bin()
 
 
 def db_url():
-    return os.environ.get("SUTLAB_LAB_DB_URL") or \
-        "postgresql://postgres@127.0.0.1:%s/sutlab" % os.environ.get("SUTLAB_LAB_PG_PORT", "25432")
+    return targets.lab_db_url()
 
 
 def command(action, name):

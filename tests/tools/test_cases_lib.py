@@ -45,7 +45,7 @@ class FakeLab(common.Context):
 
     def steps(self, label, args, in_client=None, env=None, cores=None):
         self.calls.append(("steps", label, tuple(args), tuple(sorted((env or {}).items()))))
-        return [{"level": 8.0, "rps": float(len(self.calls))}], "| table |"
+        return [{"level": 8.0, "rps": float(len(self.calls))}]
 
 
 class Stages(unittest.TestCase):

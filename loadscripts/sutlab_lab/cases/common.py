@@ -103,8 +103,8 @@ class Context:
         return out
 
     def steps(self, label, args, in_client=None, env=None, cores=None):
-        """A stepped run into OUT/label; its rows (steps.csv as dicts, numbers as floats) and its
-        Markdown table. in_client: in the netns lab's client namespace (default: --netns), which
+        """A stepped run into OUT/label; its rows (steps.csv as dicts, numbers as floats; its table
+        is in OUT/commands.log, as steps printed it). in_client: in the netns lab's client namespace (default: --netns), which
         only a process of its own can enter (infra/lab exec-client), so there steps runs as its
         command; here it runs in this process. env: variables for its load tool; cores: the
         cores of the run and its load tool (unless --load-cpus chose them)."""
@@ -122,7 +122,7 @@ class Context:
             # words stay words: an errors cell of "0" is a count of kinds, not a figure
             rows = [{k: v if k in ("errors", "verdict", "reason") else _number(v) for k, v in r.items()}
                     for r in csv.DictReader(f)]
-        return rows, _markdown_of(os.path.join(self.out, "commands.log"))
+        return rows
 
 
 def stage(argv, log_path, what, env=None, cores=None):
@@ -214,7 +214,7 @@ def sweep(ctx, settings, steps_args, env=None, pin=None, cores=None):
     def measure(arm, _rnd, _seconds):
         if pin:
             ctx.pin_web(pin)
-        return ctx.steps(arm.name, steps_args, env=env, cores=cores)[0]
+        return ctx.steps(arm.name, steps_args, env=env, cores=cores)
     arms = [engine.Arm(label, flags=list(flags)) for label, flags in settings]
     runs = engine.run_on(LabRestart(ctx), arms, measure, rounds=1, seconds=None)
     return {label: rows[0] for label, rows in runs.items()}
@@ -296,17 +296,6 @@ def _number(v):
         return float(v)
     except (TypeError, ValueError):
         return v
-
-
-def _markdown_of(log_path):
-    """The last Markdown table steps printed into the log."""
-    with open(log_path) as f:
-        lines = f.read().splitlines()
-    end = max(i for i, ln in enumerate(lines) if ln.startswith("|"))
-    start = end
-    while start > 0 and lines[start - 1].startswith("|"):
-        start -= 1
-    return "\n".join(lines[start:end + 1])
 
 
 def loadavg():

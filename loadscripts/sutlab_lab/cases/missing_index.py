@@ -9,7 +9,7 @@ comparison against its own baseline: no index is picked after the fact as the on
 import re
 import statistics
 
-from .. import engine
+from .. import dbindex, engine
 from ..engine import targets
 from ..errors import RunError
 from ..report import fmt, table
@@ -99,16 +99,15 @@ def run(ctx):
         arms = [engine.Arm("with"), engine.Arm("without", setup=lambda: _indexes(ctx, "off"),
                                                teardown=lambda: _indexes(ctx, "on"))]
         runs = engine.run_on(None, arms, lambda arm, rnd, _s: ctx.steps("round%d-%s" % (rnd, arm.name),
-                                                                        steps_args)[0][0], ROUNDS, seconds)
+                                                                        steps_args)[0], ROUNDS, seconds)
     finally:
         ctx.lab("down")
     return _sections(runs, seconds, before, loadavg()), checks(runs)
 
 
 def _indexes(ctx, action):
-    """INDEX dropped (off) or made again (on), the command in OUT/commands.log."""
-    ctx.record([targets.lab_bin(), "db", "indexes", action, INDEX, "--db-url", targets.lab_db_url()])
-    targets.db_indexes(targets.lab_bin(), targets.lab_db_url(), action, [INDEX])
+    """INDEX dropped (off) or made again (on), the command and its output in OUT/commands.log."""
+    ctx.run(dbindex.command(action, INDEX), "indexes %s %s" % (action, INDEX))
 
 
 def _sections(runs, seconds, before, after):

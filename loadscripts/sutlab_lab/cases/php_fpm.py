@@ -91,7 +91,7 @@ def run(ctx):
         for name, d, n in SCALED:
             ctx.up("tiny", SYNC + HEALTH[2][2], "--instances", str(n), "--lb", "haproxy")
             ctx.pin_web(list(range(n)))
-            runs[name] = ctx.steps(d, health)[0]
+            runs[name] = ctx.steps(d, health)
         ctx.up("tiny", SYNC)
         rows = sweep(ctx, show, load("wrk", SHOW_CONNECTIONS, seconds, script="article_by_slug.lua"), pin=[0],
                      cores=[1])

@@ -105,8 +105,8 @@ def run(ctx):
     try:
         common = ["--tool", "locust", "--tags", "rpc_echo", "--levels", levels, "--duration", str(seconds),
                   "--warmup", "3", "--locust-arg=--echo-bytes=%d" % ECHO_BYTES]
-        off, _ = ctx.steps("print-off", common)
-        on, _ = ctx.steps("print-on", common + ["--locust-arg=--print-responses=%s" % printer.path])
+        off = ctx.steps("print-off", common)
+        on = ctx.steps("print-on", common + ["--locust-arg=--print-responses=%s" % printer.path])
         if not ctx.quick:
             _ramp(ctx, "ramp-off", [])
             _ramp(ctx, "ramp-on", ["--print-responses", printer.path])
