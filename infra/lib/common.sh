@@ -32,6 +32,9 @@ TEST_PKGS+=(openssl)
 # report.html of steps, spray, flip, bench and case (loadscripts/sutlab_lab/htmlreport.py: a jinja2 template,
 # Markdown tables through python3-markdown) and its test in headless Chromium (test_report.py)
 TEST_PKGS+=(python3-jinja2 python3-markdown chromium)
+# sutlab's /metrics read by prometheus_client's parser (loadscripts/sutlab_lab/metrics.py), process
+# trees, their CPU, threads and memory by psutil (services/procs.py, tiers.py, soak)
+TEST_PKGS+=(python3-prometheus-client python3-psutil)
 # infra/lab up --monitoring (infra/lib/monitoring.sh) and its test (test_monitoring.py)
 MON_PKGS=(prometheus prometheus-node-exporter prometheus-postgres-exporter prometheus-redis-exporter)
 TEST_PKGS+=("${MON_PKGS[@]}")
@@ -85,7 +88,8 @@ TEST_CMDS=(/usr/bin/python3:python3 clang-14:clang-14
 TEST_PY_MODULES=(locust:python3-locust locust.contrib.fasthttp:python3-locust gevent:python3-locust
                  matplotlib.pyplot:python3-matplotlib ssl:python3 ctypes:python3 crypt:python3
                  xml.etree.ElementTree:python3 jinja2:python3-jinja2 markupsafe:python3-jinja2
-                 markdown:python3-markdown)
+                 markdown:python3-markdown prometheus_client.parser:python3-prometheus-client
+                 psutil:python3-psutil)
 
 say()  { printf '%s\n' "$*"; }
 step() { printf '==> %s\n' "$*"; }
