@@ -500,11 +500,18 @@ class Server(ServerProcess):
     def raw_conn(self, timeout=5.0, port=None):
         return RawConn(port or self.port, timeout=timeout)
 
-    def metrics(self, port=None):
+    def metrics(self, port=None, check=True):
+        """GET /metrics, parsed (sutlab_lab.metrics.parse_metrics; check=False: not format-checked)."""
         status, headers, body = self.get("/metrics", port=port)
         if status != 200:
             raise AssertionError("GET /metrics -> %d %r" % (status, body[:300]))
-        return parse_metrics(body.decode("utf-8"))
+        return parse_metrics(body.decode("utf-8"), check=check)
+
+    def build_flags(self):
+        """{flag: value} of the flags in force, from sutlab_build_info's flags label (--name=value ...)."""
+        info = self.metrics(check=False).samples("sutlab_build_info")
+        assert info, "no sutlab_build_info in /metrics"
+        return dict(item[2:].split("=", 1) for item in info[0][0]["flags"].split())
 
 
 # ----------------------------------------------------------------------------------------------

@@ -54,6 +54,64 @@ class Parse(unittest.TestCase):
                 self.assertRaises(metrics.MetricsFormatError, metrics.parse_metrics, text)
 
 
+# Written by hand: a histogram with labels (one of them escaped, one holding ',', '=' and '}'), a
+# counter whose TYPE line has no _total, an untyped sample, a timestamp and a summary.
+HAND = """# HELP req_seconds Request latency.
+# TYPE req_seconds histogram
+req_seconds_bucket{route="/a",le="0.1"} 2
+req_seconds_bucket{route="/a",le="1"} 5
+req_seconds_bucket{route="/a",le="+Inf"} 6
+req_seconds_sum{route="/a"} 3.25
+req_seconds_count{route="/a"} 6
+req_seconds_bucket{ route = "say \\"hi\\" \\\\ back\\nslash" , le="+Inf" ,} 1
+req_seconds_sum{route="say \\"hi\\" \\\\ back\\nslash",le="x"} 0.5
+req_seconds_count{route="say \\"hi\\" \\\\ back\\nslash"} 1
+# TYPE restarts counter
+restarts{why="a,b=c}"} 3
+# a plain comment
+loose_gauge 7 1700000000000
+# TYPE rpc summary
+rpc{quantile="0.5"} NaN
+rpc_sum -Inf
+rpc_count 0
+"""
+
+
+class ByHand(unittest.TestCase):
+    """Each expected value read off HAND above, not from a run of the parser."""
+
+    def test_histogram_buckets_and_labels(self):
+        m = metrics.parse_metrics(HAND)
+        self.assertEqual(m.types, {"req_seconds": "histogram", "restarts": "counter", "rpc": "summary"})
+        self.assertEqual(sorted((d["le"], v) for d, v in m.samples("req_seconds_bucket", route="/a")),
+                         [("+Inf", 6.0), ("0.1", 2.0), ("1", 5.0)])
+        self.assertEqual(m.value("req_seconds_sum", route="/a"), 3.25)
+        self.assertEqual(m.value("req_seconds_count", route="/a"), 6.0)
+        odd = 'say "hi" \\ back\nslash'
+        self.assertEqual(m.get_value("req_seconds_bucket", route=odd, le="+Inf"), 1.0)
+        self.assertEqual(m.get_value("req_seconds_sum", route=odd, le="x"), 0.5)  # le only binds buckets
+        self.assertEqual(m.get_value("req_seconds_count", route=odd), 1.0)
+        self.assertEqual(len(m), 13)
+
+    def test_counter_untyped_summary(self):
+        m = metrics.parse_metrics(HAND)
+        self.assertEqual(m.samples("restarts"), [({"why": "a,b=c}"}, 3.0)])
+        self.assertIsNone(m.get_value("restarts_total", why="a,b=c}"))
+        self.assertEqual(m.value("loose_gauge"), 7.0)
+        self.assertTrue(math.isnan(m.value("rpc", quantile="0.5")))
+        self.assertEqual(m.value("rpc_sum"), -math.inf)
+        self.assertEqual(m.get_value("rpc_count"), 0.0)
+
+    def test_lenient_reads_what_the_check_refuses(self):
+        split = HAND + 'req_seconds_count{route="/b"} 1\n'  # req_seconds no longer contiguous
+        self.assertRaises(metrics.MetricsFormatError, metrics.parse_metrics, split)
+        self.assertEqual(metrics.parse_metrics(split, check=False).value("req_seconds_count", route="/b"), 1.0)
+        for bad in (HAND + 'restarts{why="x"} 1\nrestarts{why="x"} 2\n',              # duplicate sample
+                    HAND.replace('le="0.1"', 'le="tenth"'),                          # le not a number
+                    HAND.replace('req_seconds_bucket{route="/a",le="1"}', 'req_seconds_bucket{route="/a"}')):
+            self.assertRaises(metrics.MetricsFormatError, metrics.parse_metrics, bad, check=False)
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     body = SCRAPE.encode()
 

@@ -44,7 +44,7 @@ import unittest
 import uuid
 
 from pgtest import FreshDatabase, fresh_database, server_url
-from sutlab_testlib import SANITIZER_MARKERS, Server, free_port, port_is_free, sutlab_bin, source_root
+from sutlab_testlib import SANITIZER_MARKERS, Server, free_port, parse_metrics, port_is_free, sutlab_bin, source_root
 
 ROOT = source_root()
 LAB = os.path.join(ROOT, "infra", "lab")
@@ -108,15 +108,7 @@ def counter(port, name, **labels):
     """Sum of the samples of `name` on 127.0.0.1:port/metrics whose labels include `labels`."""
     status, _, body = http_get(port, "/metrics")
     assert status == 200, status
-    total = 0.0
-    for line in body.decode().splitlines():
-        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$", line)
-        if not m or m.group(1) != name:
-            continue
-        got = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
-        if all(got.get(k) == v for k, v in labels.items()):
-            total += float(m.group(4))
-    return total
+    return parse_metrics(body.decode(), check=False).total(name, **labels)
 
 
 def two_free_ports():

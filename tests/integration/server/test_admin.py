@@ -23,7 +23,7 @@ import unittest
 
 import pgtest
 from test_delivery import json_headers, make_session, redis_cli, redis_url
-from sutlab_testlib import Server, assert_usage_error, free_port, migrate_and_seed, run_cli
+from sutlab_testlib import Server, assert_usage_error, free_port, migrate_and_seed, parse_metrics, run_cli
 
 TOKEN = "t0k3n-for-the-admin-tests-0123456789"
 NO_DB = ["--db-url", "postgresql://nobody@127.0.0.1:1/none"]
@@ -96,12 +96,11 @@ class Load(threading.Thread):
 
 
 def metric(text, name, **labels):
-    want = ",".join('%s="%s"' % kv for kv in sorted(labels.items()))
-    for line in text.splitlines():
-        m = re.match(r"^(\w+)(?:\{([^}]*)\})? (\S+)$", line)
-        if m and m.group(1) == name and (m.group(2) or "") == want:
-            return float(m.group(3))
-    raise AssertionError("no %s{%s} in /metrics" % (name, want))
+    """The sample of `name` with exactly `labels` in a /metrics text."""
+    v = parse_metrics(text, check=False).get_value(name, **labels)
+    if v is None:
+        raise AssertionError("no %s%s in /metrics" % (name, labels))
+    return v
 
 
 class Presence(unittest.TestCase):

@@ -21,7 +21,7 @@ import urllib.parse
 
 from pgtest import FreshDatabase, psql, scalar, server_url
 from sutlab_testlib import (Metrics, Server, build_request, check_histograms, media_type,
-                            migrate_and_seed, parse_float, stop_class_server)
+                            migrate_and_seed, parse_metrics, stop_class_server)
 
 CLIENT_TIMEOUT = 5.0
 STORE_FIELDS = {"id": int, "name": str, "phone": str, "address": str, "ownerId": int,
@@ -233,37 +233,18 @@ def server_timing(headers):
     return {m.group(1): float(m.group(2)) for m in _TIMING.finditer(headers.get("server-timing", ""))}
 
 
-_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?[ \t]+(\S+)')
-_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-
 def scrape(env, prefixes=("db_", "cache_")):
     """/metrics samples of the families starting with `prefixes`, as a sutlab_testlib.Metrics.
 
-    Lenient on purpose: other families' format problems are the business of a test of their own
-    (test_metrics_exposition_valid), not of the delta checks here.
+    Lenient on purpose (parse_metrics with check=False): other families' format problems are the
+    business of a test of their own (test_metrics_exposition_valid), not of the delta checks here.
     """
     status, _, body = env.get("/metrics")
     if status != 200:
         raise AssertionError("GET /metrics -> %d" % status)
-    m = Metrics()
-    m.types = {}
-    for line in body.decode().splitlines():
-        if line.startswith("# TYPE "):
-            _, _, fam, typ = line.split(None, 3)
-            if fam.startswith(prefixes):
-                m.types[fam] = typ.strip()
-            continue
-        if line.startswith("#") or not line.strip():
-            continue
-        sm = _SAMPLE.match(line)
-        if not sm or not sm.group(1).startswith(prefixes):
-            continue
-        labels = frozenset((k, v) for k, v in _LABEL.findall(sm.group(2) or ""))
-        key = (sm.group(1), labels)
-        if key in m:
-            raise AssertionError("duplicate sample %r" % line)
-        m[key] = parse_float(sm.group(3))
+    whole = parse_metrics(body.decode(), check=False)
+    m = Metrics((key, v) for key, v in whole.items() if key[0].startswith(prefixes))
+    m.types = {fam: typ for fam, typ in whole.types.items() if fam.startswith(prefixes)}
     return m
 
 

@@ -36,13 +36,6 @@ def make_cert(directory, cn="localhost"):
     return cert, key
 
 
-def build_flags(srv):
-    _, _, body = srv.get("/metrics")
-    m = re.search(r'^sutlab_build_info\{[^}]*flags="([^"]*)"', body.decode(), re.M)
-    assert m, body[:500]
-    return dict(item[2:].split("=", 1) for item in m.group(1).split())
-
-
 def raw_conn_on(sock):
     """sutlab_testlib's HTTP/1.x response reader on an already connected (TLS) socket."""
     conn = RawConn.__new__(RawConn)
@@ -200,7 +193,7 @@ class HTTPS(TLSBase):
         self.assertGreaterEqual(metrics.total("http_requests_total", route="/work/cpu"), 1)
 
     def test_flags_report_resumption(self):
-        self.assertEqual(build_flags(self.srv).get("tls-resumption"), "on")
+        self.assertEqual(self.srv.build_flags().get("tls-resumption"), "on")
 
     def test_startup_line_names_the_https_url(self):
         self.assertIn("https://127.0.0.1:%d" % self.tls_port, self.srv.stderr())
@@ -308,7 +301,7 @@ class NoResumption(Resumption):
         self.assertEqual((reused, new), (0, 6))
 
     def test_flags_report_resumption(self):
-        self.assertEqual(build_flags(self.srv).get("tls-resumption"), "off")
+        self.assertEqual(self.srv.build_flags().get("tls-resumption"), "off")
 
 
 class FlipResumption(unittest.TestCase):
@@ -438,7 +431,7 @@ class StartupErrors(unittest.TestCase):
         port = free_port()
         with Server(extra_args=NO_DB, env={"SUTLAB_TLS_LISTEN": "127.0.0.1:%d" % port, "SUTLAB_TLS_CERT": self.cert,
                                            "SUTLAB_TLS_KEY": self.key, "SUTLAB_TLS_RESUMPTION": "off"}) as srv:
-            self.assertEqual(build_flags(srv).get("tls-resumption"), "off")
+            self.assertEqual(srv.build_flags().get("tls-resumption"), "off")
             ctx = ssl.create_default_context(cafile=self.cert)
             s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10), server_hostname="localhost")
             try:

@@ -45,13 +45,6 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def build_flags(srv):
-    status, _, body = srv.get("/metrics")
-    m = re.search(r'^sutlab_build_info\{[^}]*flags="([^"]*)"', body.decode(), re.M)
-    assert m, body[:500]
-    return dict(item[2:].split("=", 1) for item in m.group(1).split())
-
-
 def listen_overflows():
     """The kernel's TcpExt ListenOverflows counter (SYNs dropped because an accept queue was full)."""
     with open("/proc/net/netstat") as f:
@@ -103,7 +96,7 @@ class WorkAnswers(unittest.TestCase):
         stop_class_server(cls.srv)
 
     def test_default_mode_is_offload(self):
-        self.assertEqual(build_flags(self.srv).get("handler-mode"), "offload")
+        self.assertEqual(self.srv.build_flags().get("handler-mode"), "offload")
         for path in ("/work/cpu?ms=5", "/work/sleep?ms=5"):
             status, headers, body = json_get(self.srv, path)
             self.assertEqual(status, 200, body)
@@ -208,7 +201,7 @@ class HandlerModes(unittest.TestCase):
 
     def check_mode(self, mode, extra=()):
         with Server(workers=1, extra_args=NO_DB + ["--handler-mode", mode] + list(extra)) as srv:
-            self.assertEqual(build_flags(srv).get("handler-mode"), mode)
+            self.assertEqual(srv.build_flags().get("handler-mode"), mode)
             for work in ("cpu", "sleep"):
                 with self.subTest(mode=mode, work=work):
                     pid = srv.proc.pid
