@@ -18,6 +18,8 @@ import shlex
 import sys
 import time
 
+import psutil
+
 from . import REPO, metrics
 from .services import procs
 
@@ -109,12 +111,6 @@ def fixtures():
 
 
 def machine():
-    mem = ""
-    try:
-        with open("/proc/meminfo") as f:
-            kb = int(f.readline().split()[1])
-        mem = ", %.0f GiB" % (kb / 1048576.0)
-    except (OSError, ValueError, IndexError):
-        pass
+    mem = ", %.0f GiB" % (psutil.virtual_memory().total / 1073741824.0)
     return "%s: %s %s, %d cores%s" % (platform.node(), platform.system(), platform.release(), os.cpu_count() or 0,
                                       mem)

@@ -150,10 +150,10 @@ class Bench:
         try:
             held += [_connect(port, tls) for _ in range(warm)]
             time.sleep(1)
-            rss0, fds0 = procs.rss_bytes(pid), len(os.listdir("/proc/%d/fd" % pid))
+            rss0, fds0 = procs.rss_bytes(pid), procs.open_fds(pid)
             held += [_connect(port, tls) for _ in range(n)]
             time.sleep(1)
-            rss1, fds1 = procs.rss_bytes(pid), len(os.listdir("/proc/%d/fd" % pid))
+            rss1, fds1 = procs.rss_bytes(pid), procs.open_fds(pid)
         finally:
             for s in held:
                 s.close()

@@ -28,7 +28,9 @@ step a Sampler reads, for each tier:
     namespace, so `--netns` labs read the right counters), and what /metrics says of open
     connections and event-loop lag.
 
-Everything comes from /proc; nothing here starts or stops a process.
+Everything comes from /proc: the trees and each process's CPU time through psutil (services/procs.py),
+the rest (schedstat, the write(2) probe, Send-Q and the listen queue, ListenOverflows) read here.
+Nothing here starts or stops a process.
 """
 
 import os
@@ -54,16 +56,6 @@ def tree(roots, kids):
     for root in roots:
         out.update(procs.tree_pids(root, kids))
     return out
-
-
-def cpu_seconds(pids):
-    """User+system time of the processes, with what their reaped children left (cutime+cstime)."""
-    total = 0
-    for p in pids:
-        st = procs.proc_stat(p)
-        if st is not None:
-            total += st[2] + st[3]
-    return total / CLK_TCK
 
 
 def _task_files(pids, name):
@@ -126,11 +118,6 @@ def _machine_seconds():
 
 def _allowed_of(pid):
     return allowed_cores([pid])
-
-
-def _parent_of(pid):
-    st = procs.proc_stat(pid)
-    return st[1] if st else None
 
 
 # -- sockets of the web tier ---------------------------------------------------------------------
@@ -250,7 +237,7 @@ class Sampler:
         self.timeline.append((now_t, {t: sum(last[0] for _, last in self._threads[t].values())
                                       for t in self.names if self.roots[t]}))
         self._load_pids = self._pids("load", kids)  # refreshed here; read every WRITE_EVERY
-        declared = loadcap.capacity(self._load_pids, _allowed_of, _parent_of)
+        declared = loadcap.capacity(self._load_pids, _allowed_of, procs.parent_of)
         if declared is not None:
             self._load_declared = max(declared, self._load_declared or 0)
         self._look_lb(kids)
@@ -288,7 +275,7 @@ class Sampler:
     def start(self):
         kids = procs.children_map()
         self._t0 = time.monotonic()
-        self._cpu0 = {t: cpu_seconds(self._pids(t, kids)) for t in self.names}
+        self._cpu0 = {t: procs.cpu_seconds(self._pids(t, kids)) for t in self.names}
         self._rusage0 = os.times()
         self._machine0 = _machine_seconds()
         web = self.roots["web"]
@@ -309,7 +296,7 @@ class Sampler:
             # a load tool run to its end inside the step is known by its rusage alone
             if not self.roots[t] and not (t == "load" and self.load_rusage):
                 continue
-            cpu = cpu_seconds(self._pids(t, kids)) - self._cpu0[t]
+            cpu = procs.cpu_seconds(self._pids(t, kids)) - self._cpu0[t]
             if t == "load" and self.load_rusage:
                 now = os.times()
                 cpu += (now.children_user - self._rusage0.children_user

@@ -12,7 +12,7 @@ import time
 import unittest
 
 import toolstest  # noqa: F401  (first: it puts loadscripts/ on the path, for package sutlab_lab)
-from sutlab_lab import tiers, tools  # noqa: I100
+from sutlab_lab import loadcap, tools  # noqa: I100
 from sutlab_lab.services import client, procs, server  # noqa: I100
 from sutlab_lab.errors import RunError
 
@@ -57,7 +57,7 @@ class Procs(unittest.TestCase):
                 time.sleep(0.05)
             self.assertEqual(procs.tree_pids(p.pid), [p.pid])
             # the CPU of a tree as every tool reads it (tiers.Sampler), the reaped child's included
-            self.assertGreaterEqual(tiers.cpu_seconds(procs.tree_pids(p.pid)), 0.25)
+            self.assertGreaterEqual(procs.cpu_seconds(procs.tree_pids(p.pid)), 0.25)
             cpus = os.sched_getaffinity(0)
             self.assertEqual(procs.tree_cpus(p.pid), {",".join(map(str, sorted(cpus)))})
             self.assertEqual(procs.pin_tree(p.pid, {min(cpus)}), 1)
@@ -68,18 +68,20 @@ class Procs(unittest.TestCase):
             p.wait()
         self.assertFalse(procs.pid_alive(p.pid))
         self.assertEqual(procs.tree_pids(p.pid), [])
-        self.assertEqual(tiers.cpu_seconds(procs.tree_pids(p.pid)), 0)
+        self.assertEqual(procs.cpu_seconds(procs.tree_pids(p.pid)), 0)
 
-    def test_stat_of_a_name_with_spaces_and_parens(self):
-        st = procs.proc_stat(os.getpid())
-        self.assertEqual(st[1], os.getppid())
+    def test_a_name_with_spaces_and_parens(self):
+        self.assertEqual(procs.parent_of(os.getpid()), os.getppid())
         tmp = tempfile.mkdtemp()
         odd = os.path.join(tmp, "a (b) c")
         os.symlink("/bin/sleep", odd)
         p = subprocess.Popen([odd, "5"])
         try:
             time.sleep(0.2)
-            self.assertEqual(procs.proc_stat(p.pid)[1], os.getpid())
+            self.assertEqual(procs.parent_of(p.pid), os.getpid())
+            self.assertIn(p.pid, procs.tree_pids(os.getpid()))
+            self.assertIn(p.pid, procs.tree_pids(os.getpid(), procs.children_map()))
+            self.assertEqual(loadcap.argv_of(p.pid), [odd, "5"])
         finally:
             p.kill()
             p.wait()
@@ -151,12 +153,12 @@ class ServerAndClient(unittest.TestCase):
             self.assertEqual(r.headers["content-length"], "6")
             self.assertGreater(r.header_bytes, len("HTTP/1.0 200 OK\r\n\r\n"))
             self.assertEqual(client.request("http://127.0.0.1:%d/chunked" % self.port).body, b"abcde")
-            self.assertGreaterEqual(tiers.cpu_seconds([srv.pid]), 0)
+            self.assertGreaterEqual(procs.cpu_seconds([srv.pid]), 0)
         finally:
             rc = srv.stop(signal.SIGTERM, timeout=10)
         self.assertEqual(rc, 3)
         self.assertIn("stopping", srv.log_tail())
-        self.assertEqual(tiers.cpu_seconds([srv.pid]), 0)
+        self.assertEqual(procs.cpu_seconds([srv.pid]), 0)
         with self.assertRaises(OSError):
             client.request("http://127.0.0.1:%d/" % self.port, timeout=1)
 

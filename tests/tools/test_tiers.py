@@ -10,6 +10,7 @@ import unittest
 
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
 from sutlab_lab import tiers  # noqa: E402,I100
+from sutlab_lab.services import procs  # noqa: E402,I100
 
 PY = "/usr/bin/python3"
 
@@ -235,15 +236,15 @@ class Outside(unittest.TestCase):
         time.sleep(0.3)
         # the burner's own CPU over each window, read apart from the sampler: on a busy machine it
         # gets less than a core, and the figures follow what it got
-        burned0 = tiers.cpu_seconds([p.pid])
+        burned0 = procs.cpu_seconds([p.pid])
         s = tiers.Sampler({"web": [idle.pid]}).start()
         time.sleep(1.5)
         _, beside = s.stop()
-        burned1 = tiers.cpu_seconds([p.pid])
+        burned1 = procs.cpu_seconds([p.pid])
         s = tiers.Sampler({"web": [p.pid]}).start()
         time.sleep(1.5)
         usage, inside = s.stop()
-        burned2 = tiers.cpu_seconds([p.pid])
+        burned2 = procs.cpu_seconds([p.pid])
         elapsed = usage["web"]["elapsed_s"]
         self.assertGreater(burned1 - burned0, 0.2, "the burner never ran")
         # beside the tiers, its CPU is outside (with whatever else runs: the test, kernel threads)

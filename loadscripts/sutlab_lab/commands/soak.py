@@ -30,6 +30,8 @@ import subprocess
 import sys
 import time
 
+import psutil
+
 from ..cli import Parser
 from .. import LOADSCRIPTS, REPO, metrics, parsers
 from ..services import procs
@@ -64,14 +66,17 @@ def parse_args():
 
 
 def proc_sample(pid):
-    """(VmRSS kB, VmHWM kB, open fds, threads) of pid; OSError once it is gone."""
-    fields = {}
+    """(VmRSS kB, VmHWM kB, open fds, threads) of pid; OSError once it is gone. psutil has no
+    peak RSS: VmHWM is read from /proc/PID/status."""
+    try:
+        p = psutil.Process(pid)
+        with p.oneshot():
+            rss, fds, threads = p.memory_info().rss // 1024, p.num_fds(), p.num_threads()
+    except psutil.Error as e:
+        raise OSError("process %d: %s" % (pid, e))
     with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            k, _, v = line.partition(":")
-            fields[k] = v.split()
-    fds = len(os.listdir("/proc/%d/fd" % pid))
-    return int(fields["VmRSS"][0]), int(fields["VmHWM"][0]), fds, int(fields["Threads"][0])
+        hwm = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    return rss, hwm, fds, threads
 
 
 def metrics_sample(url):
@@ -165,7 +170,7 @@ def main():
     args = parse_args()
     var = os.environ.get("SUTLAB_LAB_VAR", os.path.join(REPO, "var"))
     pid = args.pid or procs.read_pidfile(os.path.join(var, "sutlab.pid"))
-    if pid is None or not os.path.exists("/proc/%d/status" % pid):
+    if pid is None or not psutil.pid_exists(pid):
         sys.exit("soak: no sutlab process (start the lab with infra/lab up, or give --pid)")
     if metrics_sample(args.url)[1] is None:
         sys.exit("soak: %s/metrics does not answer" % args.url)

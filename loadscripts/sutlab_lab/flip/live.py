@@ -98,7 +98,7 @@ class Scraper(threading.Thread):
             except (OSError, ValueError, metrics.MetricsFormatError):
                 m = None
             if m is not None:
-                self.points.append(point(t, m, tiers.cpu_seconds(self.pids)))
+                self.points.append(point(t, m, procs.cpu_seconds(self.pids)))
             self.stop.wait(max(0.0, SCRAPE_S - (time.monotonic() - t)))
 
 

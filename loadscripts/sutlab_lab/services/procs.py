@@ -1,6 +1,12 @@
-"""Processes and ports, read from /proc: process trees, their CPU time (user and kernel, on a core
-and waiting for one), memory and CPU affinity, the pid behind a listening port, pid files; free
-loopback ports; the environment a server is started in.
+"""Processes and ports: process trees, their CPU time (user and kernel, on a core and waiting for
+one), memory and CPU affinity, the pid behind a listening port, pid files; free loopback ports;
+the environment a server is started in.
+
+psutil (python3-psutil) reads /proc for the trees, their CPU and memory and the listening pid.
+Read here by hand: schedstat (psutil has no run/wait split), a process's thread ids (the task
+directory, where tiers.py reads each thread's schedstat: psutil's threads() reads every thread's
+stat file besides, twice the files per look) and the machine's CPU lines of /proc/stat (psutil
+numbers CPUs by position among those online, cpu_stat by their number).
 """
 
 import ctypes
@@ -9,51 +15,65 @@ import signal
 import socket
 import time
 
+import psutil
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def proc_stat(pid):
-    """(state, ppid, own ticks, reaped children's ticks) of /proc/PID/stat, or None if it is gone.
-    Own ticks = utime + stime of every thread; children's = cutime + cstime, the time of the
-    children it has waited for (pgbench's backends, once they exit)."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            data = f.read()
-    except OSError:
-        return None
-    # the command name may hold spaces and parentheses: the fields start after the last ')'
-    rest = data[data.rindex(")") + 2:].split()
-    return rest[0], int(rest[1]), int(rest[11]) + int(rest[12]), int(rest[13]) + int(rest[14])
-
-
 def pid_alive(pid):
-    st = proc_stat(pid)
-    return st is not None and st[0] != "Z"
+    """True while pid runs (a zombie, exited but not yet reaped, does not)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def children_map():
-    """{ppid: [pid, ...]} of every process now."""
+    """{ppid: [pid, ...]} of every process now: one look at the process table, for callers that
+    walk several trees at once (tiers.Sampler, four times a second)."""
     kids = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            st = proc_stat(int(d))
-            if st:
-                kids.setdefault(st[1], []).append(int(d))
+    for p in psutil.process_iter(["ppid"]):
+        kids.setdefault(p.info["ppid"], []).append(p.pid)
     return kids
 
 
 def tree_pids(root, kids=None):
     """root and every process under it, as they are now ([] when root is gone); `kids` a
     children_map() already taken, for callers that walk several trees at once."""
-    kids = children_map() if kids is None else kids
+    if kids is None:
+        try:
+            return [root] + [c.pid for c in psutil.Process(root).children(recursive=True)]
+        except psutil.Error:
+            return []
     out, pending = [], [root]
     while pending:
         pid = pending.pop()
-        if pid in out or proc_stat(pid) is None:
+        if pid in out or not psutil.pid_exists(pid):
             continue
         out.append(pid)
         pending.extend(kids.get(pid, []))
     return out
+
+
+def cpu_seconds(pids):
+    """User+system time of the processes, with what their reaped children left (cutime+cstime:
+    pgbench's backends, once they exit), in seconds; processes already gone count nothing."""
+    total = 0.0
+    for pid in pids:
+        try:
+            t = psutil.Process(pid).cpu_times()
+        except psutil.Error:
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+def parent_of(pid):
+    """The parent's pid, or None when pid is gone."""
+    try:
+        return psutil.Process(pid).ppid()
+    except psutil.Error:
+        return None
 
 
 def pin_tree(root, cpus):
@@ -113,38 +133,11 @@ def read_pidfile(path):
         return None
 
 
-def _listening_inodes(port):
-    want = ":%04X" % port
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table) as f:
-                next(f)
-                for line in f:
-                    parts = line.split()
-                    if parts[3] == "0A" and parts[1].endswith(want):  # 0A: LISTEN
-                        inodes.add("socket:[%s]" % parts[9])
-        except OSError:
-            continue
-    return inodes
-
-
 def listening_pid(port):
     """The pid of a process holding a listening TCP socket on `port`, or None."""
-    inodes = _listening_inodes(port)
-    for d in os.listdir("/proc") if inodes else ():
-        if not d.isdigit():
-            continue
-        try:
-            fds = os.listdir("/proc/%s/fd" % d)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                if os.readlink("/proc/%s/fd/%s" % (d, fd)) in inodes:
-                    return int(d)
-            except OSError:
-                continue
+    for c in psutil.net_connections("tcp"):
+        if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:
+            return c.pid
     return None
 
 
@@ -215,19 +208,17 @@ def cpu_stat(cpu=None):
 
 
 def loadavg():
-    """The 1, 5 and 15 minute load averages, as /proc/loadavg writes them."""
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
+    """The 1, 5 and 15 minute load averages, as /proc/loadavg writes them ("0.52 0.41 0.33")."""
+    return "%.2f %.2f %.2f" % os.getloadavg()
 
 
 def cpu_split(pid):
-    """(user, kernel) ticks of /proc/PID/stat (utime, stime, every thread), or None if it is gone."""
+    """(user, kernel) CPU seconds of a process (every thread), or None if it is gone."""
     try:
-        with open("/proc/%d/stat" % pid) as f:
-            rest = f.read().rsplit(")", 1)[1].split()
-    except OSError:
+        t = psutil.Process(pid).cpu_times()
+    except psutil.Error:
         return None
-    return int(rest[11]), int(rest[12])
+    return t.user, t.system
 
 
 def schedstat(pid):
@@ -240,9 +231,16 @@ def schedstat(pid):
 
 
 def rss_bytes(pid):
-    """VmRSS of /proc/PID/status in bytes."""
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise OSError("no VmRSS for pid %d" % pid)
+    """The resident set of a process, in bytes (VmRSS); OSError when it is gone."""
+    try:
+        return psutil.Process(pid).memory_info().rss
+    except psutil.Error as e:
+        raise OSError("pid %d: %s" % (pid, e))
+
+
+def open_fds(pid):
+    """How many file descriptors a process holds; OSError when it is gone."""
+    try:
+        return psutil.Process(pid).num_fds()
+    except psutil.Error as e:
+        raise OSError("pid %d: %s" % (pid, e))

@@ -19,6 +19,8 @@ import threading
 import time
 import unittest
 
+import psutil
+
 from sutlab_testlib import (Server, assert_usage_error, build_request, media_type,
                             start_class_server, stop_class_server)
 
@@ -39,10 +41,9 @@ def timed_get(srv, path, timeout=30):
 
 
 def cpu_seconds(pid):
-    """utime + stime of a process, in seconds (/proc/PID/stat fields 14 and 15)."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """utime + stime of a process, in seconds."""
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system
 
 
 def listen_overflows():
