@@ -23,7 +23,7 @@ markdown for report.html); run with Debian's /usr/bin/python3.
   stats      the nearest-rank percentile, on sorted values or on counts
   parsers    wrk, hey, ab, pgbench, redis-benchmark and Locust outputs -> one result shape
   series     per-second series for the plots (Locust CSVs, hey -o csv), and what a file is
-  metrics    the Prometheus text format parser, sutlab's /metrics and its flags in force
+  metrics    sutlab's /metrics (prometheus_client's parser, the format checked) and its flags in force
   report     fmt, ratio, medians, table: None is the one missing value
   engine/    the experiment engine: arms alternated in rounds (A B C, then C B A) on a target
              (the lab, a spawned server, one a command restarts), rows as values

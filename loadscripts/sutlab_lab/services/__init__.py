@@ -7,8 +7,8 @@ these modules (and the /metrics parser, sutlab_lab.metrics) from the package, no
                  stop it and whatever it forked, its logs
   client         one HTTP request on a fresh connection (header bytes counted), waiting until a
                  URL answers 200
-  procs          processes and ports from /proc: process trees, their CPU ticks and pinning, the
-                 pid listening on a port, pid files, free ports, clean_env (no SUTLAB_*)
+  procs          processes and ports: process trees, their CPU time and the pid listening on a
+                 port (psutil), thread ids and pinning, pid files, free ports, clean_env (no SUTLAB_*)
   lab            the lab's process roots: the pids of what infra/lab up started (var/*.pid)
 
 They import nothing from the rest of sutlab_lab but errors.RunError.
