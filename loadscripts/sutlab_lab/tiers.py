@@ -281,6 +281,8 @@ class Sampler:
         web = self.roots["web"]
         self._overflows0 = listen_overflows(web[0]) if web else None
         self._look()
+        # the write probe covers the step from its first instant, the looks' own time included
+        self._last_write = self._t0
         self._bg = threading.Thread(target=self._run, daemon=True)
         self._bg.start()
         return self
@@ -289,6 +291,7 @@ class Sampler:
         self._stop.set()
         self._bg.join()
         self._look()
+        self._look_writing()  # and to its last: the time the last looks took is credited too
         kids = procs.children_map()
         elapsed = time.monotonic() - self._t0
         usage = {}
