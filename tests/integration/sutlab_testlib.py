@@ -31,7 +31,8 @@ import time
 import unittest
 
 from sutlab_lab.metrics import Metrics, MetricsFormatError, parse_float, parse_metrics  # noqa: F401
-from sutlab_lab.services.procs import clean_env, free_port, port_is_free  # noqa: F401
+from sutlab_lab.services.procs import (clean_env, cpu_split, free_port, open_fds, pid_alive,  # noqa: F401
+                                       port_is_free, rss_bytes)
 from sutlab_lab.services.server import ServerProcess, ServerStartError  # noqa: F401
 
 HERE = os.path.dirname(os.path.abspath(__file__))

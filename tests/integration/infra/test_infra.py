@@ -44,7 +44,8 @@ import unittest
 import uuid
 
 from pgtest import FreshDatabase, fresh_database, server_url
-from sutlab_testlib import SANITIZER_MARKERS, Server, free_port, parse_metrics, port_is_free, sutlab_bin, source_root
+from sutlab_testlib import (SANITIZER_MARKERS, Server, free_port, parse_metrics, pid_alive, port_is_free, sutlab_bin,
+                            source_root)
 
 ROOT = source_root()
 LAB = os.path.join(ROOT, "infra", "lab")
@@ -134,14 +135,6 @@ def pids_in(pidfiles):
     return out
 
 
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def sanitizer_lines(logdir):
     """Sanitizer reports in the lab's logs (the ASan build runs these tests too)."""
     hits = []
@@ -226,7 +219,7 @@ class LoadBalancers(unittest.TestCase):
         out = lab(self.env, "down").stdout
         self.assertIn("lab stopped", out)
         for pid in pids:
-            self.assertFalse(alive(pid), "pid %d still runs after down" % pid)
+            self.assertFalse(pid_alive(pid), "pid %d still runs after down" % pid)
         for port in [self.front] + self.backends:
             self.assertTrue(port_is_free(port), "port %d still open after down" % port)
         self.assertEqual(sanitizer_lines(os.path.join(self.var, "log")), [])
@@ -441,7 +434,7 @@ class NetnsLab(unittest.TestCase):
         self.assertEqual(sleeper.wait(timeout=10) != 0, True)
         self.assertFalse(set(self.names) & self.namespaces(), "namespaces left: %s" % self.namespaces())
         for pid in pids:
-            self.assertFalse(alive(pid), "pid %d still runs after down" % pid)
+            self.assertFalse(pid_alive(pid), "pid %d still runs after down" % pid)
         self.assertEqual(sanitizer_lines(os.path.join(self.var, "log")), [])
         proc = lab(self.env, "exec-client", "--", "true", check=False)
         self.assertNotEqual(proc.returncode, 0)

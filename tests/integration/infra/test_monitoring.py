@@ -37,8 +37,10 @@ import uuid
 import urllib.parse
 import urllib.request
 
+import psutil
+
 from pgtest import fresh_database
-from sutlab_testlib import port_is_free, sutlab_bin, source_root
+from sutlab_testlib import pid_alive, port_is_free, sutlab_bin, source_root
 
 ROOT = source_root()
 LAB = os.path.join(ROOT, "infra", "lab")
@@ -75,19 +77,10 @@ def free_run(n):
     raise AssertionError("no %d free ports in a row" % n)
 
 
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def cmdline(pid):
     try:
-        with open("/proc/%d/cmdline" % pid, "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
+        return " ".join(psutil.Process(pid).cmdline())
+    except psutil.Error:
         return ""
 
 
@@ -155,15 +148,15 @@ class Monitoring(unittest.TestCase):
 
     def check_down(self, pids):
         for prog, pid in pids.items():
-            self.assertTrue(alive(pid), "%s (pid %d) is not running before down" % (prog, pid))
+            self.assertTrue(pid_alive(pid), "%s (pid %d) is not running before down" % (prog, pid))
         out = lab(self.env, "down").stdout
         self.assertIn("stopping prometheus", out)
         self.assertIn("lab stopped", out)
         for prog, pid in pids.items():
-            self.assertFalse(alive(pid), "%s (pid %d) still runs after down" % (prog, pid))
+            self.assertFalse(pid_alive(pid), "%s (pid %d) still runs after down" % (prog, pid))
         # nothing else with our state directory in its argv (e.g. a Prometheus started twice)
-        left = [(int(d), cmdline(int(d))) for d in os.listdir("/proc") if d.isdigit()]
-        left = [(p, c) for p, c in left if os.path.join(self.var, "monitoring") in c and alive(p)]
+        left = [(p, cmdline(p)) for p in psutil.pids()]
+        left = [(p, c) for p, c in left if os.path.join(self.var, "monitoring") in c and pid_alive(p)]
         self.assertEqual(left, [])
         for port in range(self.prom, self.prom + 7):   # with the netns lab's two relays
             self.assertTrue(port_is_free(port), "port %d still open after down" % port)

@@ -23,6 +23,8 @@ import threading
 import time
 import unittest
 
+import psutil
+
 from pgtest import PSQL, psql, scalar
 from test_delivery import (CACHE_KEY, Env, assert_error, auth, db_categories, db_listing,
                            json_headers, make_session, redis_cli, redis_port, scrape)
@@ -84,9 +86,8 @@ def redis_pid():
     """The pid of the harness's redis-server (from its pid file, checked against /proc)."""
     with open(os.path.join(redis_dir(), "redis.pid")) as f:
         pid = int(f.read().strip())
-    with open("/proc/%d/cmdline" % pid, "rb") as f:
-        cmdline = f.read()
-    if b"redis-server" not in cmdline or (b":%d" % redis_port()) not in cmdline:
+    cmdline = " ".join(psutil.Process(pid).cmdline())
+    if "redis-server" not in cmdline or (":%d" % redis_port()) not in cmdline:
         raise AssertionError("pid %d is not our redis-server: %r" % (pid, cmdline))
     return pid
 

@@ -24,7 +24,7 @@ import time
 import unittest
 
 from pgtest import FreshDatabase
-from sutlab_testlib import Server, migrate_and_seed, start_class_server, stop_class_server
+from sutlab_testlib import Server, migrate_and_seed, open_fds, rss_bytes, start_class_server, stop_class_server
 
 N_CONNECTIONS = int(os.environ.get("SUTLAB_TEST_CONNECTIONS", "10000"))
 RSS_BOUND_MB = 500
@@ -49,20 +49,8 @@ def raise_nofile(want):
     return soft, hard
 
 
-def proc_status(pid, field):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise AssertionError("no %s in /proc/%d/status" % (field, pid))
-
-
 def rss_mb(pid):
-    return proc_status(pid, "VmRSS") / 1024.0
-
-
-def open_fds(pid):
-    return len(os.listdir("/proc/%d/fd" % pid))
+    return rss_bytes(pid) / 1048576.0
 
 
 def connections_open(srv):

@@ -11,7 +11,6 @@ libh2o decrypts what it reads into the same input buffer, /work/sleep (a timer) 
 """
 
 import json
-import os
 import re
 import shutil
 import socket
@@ -20,6 +19,7 @@ import time
 import unittest
 
 import test_tls
+from sutlab_testlib import cpu_split
 from test_delivery import Env
 from test_tls import raw_conn_on
 
@@ -55,9 +55,8 @@ def epoll_ctl_calls(pid, exchange):
 
 
 def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """utime + stime of a process (every thread), in seconds."""
+    return sum(cpu_split(pid))
 
 
 class ReadPark(unittest.TestCase):

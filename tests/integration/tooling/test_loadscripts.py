@@ -18,6 +18,8 @@ import sys
 import tempfile
 import unittest
 
+import psutil
+
 from pgtest import FreshDatabase, server_url
 from sutlab_testlib import (SANITIZER_MARKERS, Server, clean_env, free_port, migrate_and_seed,
                             port_is_free, source_root, stop_class_server, sutlab_bin)
@@ -294,14 +296,7 @@ class LoadScriptsTest(unittest.TestCase):
         self.assertIn("--expect-workers 2", log)
         self.assertEqual(log.count("--worker --master-host 127.0.0.1"), 2, log[:2000])
         self.assertIn("2 workers connected", log)
-        workers = []
-        for pid in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open("/proc/%s/cmdline" % pid, "rb") as f:
-                    if b"--master-port\0" in f.read():
-                        workers.append(pid)
-            except OSError:
-                pass
+        workers = [p.pid for p in psutil.process_iter(["cmdline"]) if "--master-port" in (p.info["cmdline"] or ())]
         self.assertEqual(workers, [], "Locust workers left running")
 
     def test_flip_gzip_cuts_the_bytes(self):
