@@ -218,8 +218,10 @@ class Sampler:
     def _pids(self, tier, kids):
         return tree(self.roots[tier], kids)
 
-    def _look(self):
-        kids = procs.children_map()
+    def _look(self, kids=None):
+        """One look at every tier; kids: a children_map() of this instant, if the caller has one.
+        Returns the children_map it walked."""
+        kids = procs.children_map() if kids is None else kids
         now_t = time.monotonic()
         interval = now_t - self._last_look if self._last_look is not None else 0.0
         self._last_look = now_t
@@ -248,6 +250,7 @@ class Sampler:
             m = self.scrape()
             if m is not None:
                 self._metrics.append(m)
+        return kids
 
     def _look_lb(self, kids):
         lb = self._pids("lb", kids)
@@ -280,7 +283,7 @@ class Sampler:
         self._machine0 = _machine_seconds()
         web = self.roots["web"]
         self._overflows0 = listen_overflows(web[0]) if web else None
-        self._look()
+        self._look(kids)  # the same process table: the threads' first readings follow t0 closely
         # the write probe covers the step from its first instant, the looks' own time included
         self._last_write = self._t0
         self._bg = threading.Thread(target=self._run, daemon=True)
@@ -290,9 +293,8 @@ class Sampler:
     def stop(self):
         self._stop.set()
         self._bg.join()
-        self._look()
+        kids = self._look()
         self._look_writing()  # and to its last: the time the last looks took is credited too
-        kids = procs.children_map()
         elapsed = time.monotonic() - self._t0
         usage = {}
         for t in self.names:
