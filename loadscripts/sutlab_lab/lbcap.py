@@ -14,6 +14,8 @@ capped by the cores its processes may run on (infra/lab up --lb-cpus LIST: tasks
 neither has no declared capacity (None): the sampler then counts the threads that ran.
 """
 
+import psutil
+
 NGINX_WORKER = "nginx: worker process"
 
 
@@ -52,12 +54,8 @@ def capacity(pids, argv_of, threads_of, allowed):
 
 
 def threads_of(pid):
-    """A process's thread count (/proc/PID/status), 0 when it is gone."""
+    """A process's thread count, 0 when it is gone."""
     try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("Threads:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return 0
+        return psutil.Process(pid).num_threads()
+    except psutil.Error:
+        return 0

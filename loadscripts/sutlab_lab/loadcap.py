@@ -19,19 +19,19 @@ has no declared capacity (None): the sampler then counts the threads that ran.
 
 import os
 
-import psutil
-
 WRK_DEFAULT_THREADS = 2
 
 
 def argv_of(pid):
     """The process's argv as a list of str, or None if it is gone."""
-    if not pid or pid < 0:
-        return None
+    # read by hand: psutil's cmdline() splits a one-NUL title ("nginx: worker process\0") at its
+    # spaces, which would turn a worker into a master for lbcap
     try:
-        return psutil.Process(pid).cmdline() or None
-    except psutil.Error:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            raw = f.read()
+    except OSError:
         return None
+    return [a.decode("utf-8", "replace") for a in raw.split(b"\0")[:-1]] or None
 
 
 def program(argv):
