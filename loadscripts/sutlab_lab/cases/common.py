@@ -299,7 +299,5 @@ def _number(v):
         return v
 
 
-
-
 def stamp():
     return time.strftime("%Y%m%d-%H%M%S")
