@@ -9,6 +9,7 @@
   loadscripts/case missing-index         the blog scenario with and without the articles' date index
   loadscripts/case php-fpm               a web tier as slow as PHP: children, OPcache, a second server
   loadscripts/case haproxy               HAProxy's sizing table on one core (close, TLS, memory, CPU split)
+  loadscripts/case delivery-scaleout     one cached server, then nginx and two: load tool, nginx, users
   loadscripts/case NAME --duration 3     every step shortened, for a quick look
   loadscripts/case NAME --netns          through the netns lab (root): load from the client namespace
 
