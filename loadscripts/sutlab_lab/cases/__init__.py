@@ -3,7 +3,8 @@ spray) on the lab, with the write-up's load model and levels, and sets the write
 to the measured ones.
 
 A case module has NAME, TITLE, WRITEUP (what the write-up did and saw, a few lines), INVENTED (the
-details sutlab had to choose because the write-up did not publish them), and run(ctx), which
+details sutlab had to choose because the write-up did not publish them; both read by texts.py from
+the module's NAME.md beside it), and run(ctx), which
 returns (sections, checks): Markdown sections to print, and the checks made with checks.py's
 constructors (each citing the write-up's line, with its band stated before the run), from which
 checks.verdict gives one of three verdicts. common.py holds the context: the lab, steps (its

@@ -6,42 +6,12 @@ The lab loads the index page alone (wrk), not the write-up's scenario: the check
 experiment to the write-up's figures per level all the same, and the verdict comes out as it
 comes (docs/bottlenecks.md, "Count pagination", says why it is not the write-up's scenario)."""
 
-from . import checks as ck
+from . import checks as ck, texts
 from .common import cpu_range, cpu_share, flip_run, load, num, over, row_at
 
 NAME = "count-pagination"
 TITLE = "The paginated index and its count(*)"
-WRITEUP = """\
-The write-up ran its blog scenario (Locust, `scenario.py`, straight to the web server) at 8 and 32
-users: 17 and 32 rps, 98 and 628 ms, the database's CPU at 47 % and 99 % (000 L168-L169). At 32
-users the database was pinned, so the database looked like the limit (000 L171). Its APM showed
-the article index taking nearly all the time, in the total count that Laravel's `paginate()` sends
-with each page (000 L173-L175). Without `paginate()` (the replacement is not published, 000 L176)
-the same runs gave 19 and 55 rps, 63 and 200 ms, the database at 25 % and 84 % (000 L180-L181):
-1.12x the throughput at 8 users and 1.72x at 32, not 2x. The web server's CPU read 8-30 % at
-8 users both times, 30-50 % then 65-90 % at 32; Locust's 6 % at 8 users, 8 % then 14 % at 32."""
-INVENTED = """\
-- the experiment: wrk on the first page of the index alone (`articles_index.lua`, limit 20), 8 and
-  32 connections, closed loop without think time; the write-up's figures are of its whole scenario
-  (its mix is not published), with a wait of about 0.36-0.43 s per request that users / rps -
-  latency leaves (figures-000.md, D-L). The checks hold the index page to the scenario's figures
-  anyway: a DB share or a ratio that misses says the page alone is not the scenario;
-- the table size: `small` (10,000 articles; the write-up's size is not published, and the count's
-  cost grows with it: 95x at `large`, docs/bottlenecks.md); two workers (the write-up's m5.large
-  has 2 vCPUs); 10 s per level, 2 s of warm-up;
-- `--count-pagination` for `paginate()` (an exact count with the page) and its absence for the
-  write-up's unpublished replacement (`simplePaginate()`: one row more than the page, no count);
-- latency: wrk's mean, since the write-up does not say which statistic its ms is;
-- CPU: each tier's own CPU over its capacity (`cpu_TIER_pct` / capacity), as the write-up's CPU
-  columns read; a range of the write-up ("65-90") is held to its ends +/- 15 points; the load
-  tool's CPU is wrk's, against Locust's on the write-up's separate load machine;
-- the limiting tier is checked where the write-up names it: the database, count on, 32 users;
-- not checked: the write-up's absolute rps and ms (17/19 and 32/55 rps, 98/63 and 628/200 ms,
-  000 L168-L169, L180-L181):
-  PHP's on an m5.large, with the scenario's wait, against sutlab's page alone; their ratios are;
-- removed: the former "count off / on, req/s" band 1.5-20x against a "2x" the write-up does not
-  give (its figures are 1.12x and 1.72x), and "db busy >= 50 %", which held at any level the
-  database limited."""
+WRITEUP, INVENTED = texts.load(__name__)  # count_pagination.md
 
 LEVELS = (8, 32)
 STEP_SECONDS = 10

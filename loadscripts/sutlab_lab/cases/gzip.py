@@ -5,36 +5,12 @@ off, under a bandwidth cap the lab chooses; the ratio under that cap is the comp
 which the cap sets, and is shown, not counted."""
 
 from ..errors import RunError
-from . import checks as c
+from . import checks as c, texts
 from .common import flip_run, load
 
 NAME = "gzip"
 TITLE = "gzip on a bandwidth-capped link"
-WRITEUP = """\
-The make-delivery write-up (001), in its appendix: one nginx in front of one WAS performed much
-better than the WAS on its own (001 L123); the author found the cause in nginx's gzip, which
-compressed the JSON responses of about 100 rows, ruling out nginx's static-file caching and micro
-caching, neither of them in play (001 L127). No TPS, latency, response size or bandwidth is given
-for either configuration, so there is no figure to compare: only the direction."""
-INVENTED = """\
-- the comparison: sutlab's own gzip (`--gzip`, libh2o's filter at quality 1) on against off, not
-  nginx in front of the server against the server alone (the write-up's), so nginx's other work
-  (its proxying, its connections) is left out and only the compression is measured;
-- the link: the netns lab's client-web link capped at 10 Mbit/s (`infra/lab up --netns --rate
-  10mbit`, tc tbf); the write-up names neither the link nor its bandwidth. Under the cap the
-  uncompressed listing fills the link, so on / off is about the compression ratio: the cap sets it,
-  and it is shown as set (a `>= 2x` check of it, which held for any run, was removed);
-- the load: wrk `stores_by_category.lua` with `Accept-Encoding: gzip` at 16 and 64 connections
-  (the write-up's nGrinder script, its headers and its users are not published), `small` fixtures
-  (100 stores per category, the write-up's "about 100 rows"), the listing cached (`--redis-cache`,
-  as the write-up's was in Redis) so that the link, not PostgreSQL, is what the uncompressed run
-  meets; two workers;
-- no tier check: the write-up names no limiting tier (001 L123, L127). Steps' own verdict, `network`
-  when the capped link carries 85 % of its rate and no server tier is saturated, is in the measured
-  table, not counted: the cap is the lab's, so the link limiting proves the set-up, not the
-  write-up;
-- no figure, so no "partly reproduced": the one counted check is the direction, and the verdict is
-  reproduced or not reproduced."""
+WRITEUP, INVENTED = texts.load(__name__)  # gzip.md
 
 LEVELS = "16,64"
 STEP_SECONDS = 10

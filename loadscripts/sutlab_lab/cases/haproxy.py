@@ -6,35 +6,12 @@ import os
 from .. import proxybench as pb
 from ..errors import RunError
 from ..report import ratio
-from . import checks as c
+from . import checks as c, texts
 from .common import loadavg
 
 NAME = "haproxy"
 TITLE = "HAProxy's sizing figures on one core"
-WRITEUP = """\
-HAProxy 1.6 as one process on a dedicated core of a 3.7 GHz Core i7, two more cores for interrupts
-(002 L29), small objects (L23): 83,000 TCP connections/s (L35), 82,000 HTTP connections/s in close
-mode (L37), 97,000 requests/s server-close (L39), 243,000 keep-alive (L41); over TLS 160,000 keep-alive
-(L45), 13,100 resumed (L47), 1,300 RSA2048 handshakes/s (L49); per GB of RAM 20,000 plain connections
-(L51), about 8,000 with TLS on the client side (L53), about 5,000 end to end (L55); the kernel takes
-85 % of the CPU in close mode and about 70 % with keep-alive (L3). Rules: close a third of keep-alive,
-each TLS step (keep-alive, resumed, full) a tenth of the one before (L61)."""
-INVENTED = """\
-- the subject is Debian's HAProxy 2.6, `nbthread 1`, on core 0 (taskset); sutlab (2 workers, no
-  database, GET /health_check: 2 bytes) and the load tools share core 1, with the machine's other jobs;
-- the absolute rates of a shared 2-core machine are not comparable with a dedicated 2012 core: they
-  are printed (and HAProxy's rate per CPU-second it had), and only the ratios are counted;
-- the backend never limits when HAProxy keeps its core busy: the tier check wants HAProxy's core at
-  90 % or more (run + runnable time, /proc/PID/schedstat) in every run of every row;
-- wrk -t1 -c64 on every row, `Connection: close` for close, TCP, TLS resumed and full; frontends with
-  `option httpclose`, `option http-server-close`, `mode tcp`; TLS 1.2 at most (OpenSSL 1.0.2, L29), an
-  RSA2048 self-signed certificate; wrk offers its session back on each new connection: resumed by
-  tickets, full where the frontend has `no-tls-tickets` (no session cache); HAProxy's own reuse
-  share is printed; each row twice, in order then reversed, 5 s a run;
-- memory: HAProxy's RSS growth over 1,000 idle connections (300 with --duration) after 50 held, a
-  fresh HAProxy per mode, `mode tcp` so that each holds its server side (TLS to sutlab end to end);
-  the write-up's fill the bandwidth and count kernel buffers: only the modes' ratios are counted;
-- the CPU split is HAProxy's utime/stime over the close and keep-alive rows (L3 includes TCP mode)."""
+WRITEUP, INVENTED = texts.load(__name__)  # haproxy.md
 
 STEP_SECONDS, CONNECTIONS, BUSY = 5, 1000, 0.9
 RATES = {"tcp": (83000, "002 L35"), "close": (82000, "002 L37"), "server-close": (97000, "002 L39"),

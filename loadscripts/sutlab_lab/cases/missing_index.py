@@ -13,44 +13,12 @@ from .. import dbindex, engine
 from ..engine import targets
 from ..errors import RunError
 from ..report import fmt, table
-from . import checks as ck
+from . import checks as ck, texts
 from .common import cells, cpu_range, cpu_share, loadavg, num, over
 
 NAME = "missing-index"
 TITLE = "The blog scenario with and without the articles' date index"
-WRITEUP = """\
-After dropping the index page's count, the write-up's blog scenario (Locust, `scenario.py`, 32
-users, straight to the web server) gave 55 rps at 200 ms, the database's CPU at 84 %, the web's
-65-90 %, Locust's 14 % (000 L181). It then indexed the `name` column of its users table (the DDL
-is not published, 000 L183): 63 rps at 144 ms, the database at 66 %, the web 50-80 %, Locust 16 %
-(000 L186), latency now inside its 200 ms guide and the database's CPU in the 60s (000 L187).
-That is 1.15x the throughput and 0.72x the latency. The write-up names no limiting tier for
-either run."""
-INVENTED = """\
-- the index: `idx_articles_created_at`, named before the run. The write-up's index (users by
-  name) has no counterpart to drop: sutlab's `users.username` is UNIQUE, a constraint every lookup
-  by name uses, and constraints stay (correctness must not depend on the flip). The articles' date
-  index serves the scenario's index page (6 of its 20 task weights), the page the write-up's
-  fixes were about; it was the one index whose drop stood clear of the noise when this case
-  dropped each index in turn (2026-12-01), which is why it, and no other, is named;
-- alternated rounds: three pairs (ROUNDS), the order inside a pair switching each round (with, without;
-  without, with; ...), each ratio against its own pair's baseline; a figure is the median over the
-  rounds, and the direction must hold in every round (the worst one is shown);
-- the scenario: sutlab's (`--scenario blog`: index 6, read 6, like 3, comment 2, post 1, profile 2;
-  the write-up's mix is not published), no think time (the write-up's runs leave 0.36-0.43 s per
-  request that latency does not explain, figures-000.md D-L; not replayed here), 32 users, 20 s
-  per run and 5 s of warm-up, the count off (the write-up's index came after removing it);
-- `small` fixtures (10,000 articles, 1,000 users), two workers, `--bcrypt-cost 4`: the scenario
-  logs in often, and at the default cost 10 bcrypt saturates the web tier and hides every index
-  (docs/bottlenecks.md, "Where the pressure is");
-- not checked: the write-up's absolute 55 and 63 rps, 200 and 144 ms (000 L181, L186: PHP on an
-  m5.large against sutlab, the lab compares ratios), and so its latency inside the 200 ms guide
-  (L187); the limiting tier (the write-up names none for these runs); its DB CPU "in the 60s"
-  (L187) is the 66 % of L186, checked;
-- latency: Locust's mean, since the write-up does not say which statistic its ms is; CPU: each
-  tier's own CPU over its capacity, a range ("65-90") held to its ends +/- 15 points;
-- removed: the former "the single index that matters most" check: the best of seven drops, with
-  no upper bound and two baselines for the noise."""
+WRITEUP, INVENTED = texts.load(__name__)  # missing_index.md
 
 USERS = 32
 ROUNDS = 3

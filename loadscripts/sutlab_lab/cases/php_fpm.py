@@ -9,55 +9,12 @@ not counted (checks.py): what is counted is what the fit does not fix, the child
 show_articles between its two fitted ends, and the tiers the write-up names."""
 
 from ..report import fmt
-from . import checks as c
+from . import checks as c, texts
 from .common import load, loadavg, runs_table, sweep
 
 NAME = "php-fpm"
 TITLE = "A web tier as slow as PHP: children, OPcache, a second server"
-WRITEUP = """\
-Laravel behind nginx and php-fpm on one web server, its database on another machine:
-- `/health_check` (returns "ok") under ab on the web server: 21 rps with 2 children at 99 % CPU
-  (000 L59-L61), Laravel rather than nginx the limit (000 L63); 4 children gave 22 / 21 / 21 rps,
-  no change, the CPU being used up (000 L64-L70); with OPcache, 237 / 235 / 223 rps (000 L96-L98);
-- behind the ALB, `/health_check` under Locust: 220 rps at 8 users with one server (000 L203),
-  425 rps at 16 users with two, "roughly doubled" (000 L210-L211): 425 / 220 = 1.93x;
-- `GET /articles/{article}` (show_articles) under Locust: with 2 children 55 / 63 / 62 rps at 2, 4
-  and 8 users, web CPU 36-40 %, no CPU busy anywhere (000 L123-L126); the best rps as children
-  went 2 -> 4 -> 8 -> 16 -> 32: 63 -> 99 -> 120 -> 125 -> 130 (000 L124, L133, L139, L144, L149),
-  web CPU 65, 86, 88 and 92 % on those rows, and at 32 children the web server the limit (000
-  L150): few children leave the CPU idle while they wait on the database (000 L151)."""
-INVENTED = """\
-- one core for the web tier (each sutlab pinned; the write-up's m5.large is not modelled), as
-  21 rps at 99 % CPU implies 47.6 ms of CPU per request on one core: `--app-cpu-us 47600`; OPcache
-  as a tenth of it, `--app-cpu-us 4760`. So 21 rps and OPcache's 10x are set by the knob, not
-  measured;
-- sync workers for php-fpm children (`--db-mode sync`); ab on the other core at 2, 4 and 8 clients.
-  With 47.6 ms of CPU a request the web tier is the limit by construction: its tier check (000
-  L63-L64) fails only when the load tool or other work on the machine limits instead;
-  4 CPU-only workers on the core 2 already fill cannot do better: "4 children / 2" is set by the
-  set-up and shown, not counted;
-- the second web server: `infra/lab up --instances 2 --lb haproxy` (HAProxy, not an ALB; ab, not
-  Locust; 2, 4 and 8 clients, not 8 and 16 users), each instance pinned to a core of its own,
-  against one instance behind the same HAProxy. Two CPU-bound instances on two cores give about 2x
-  by construction on a quiet machine (less the CPU HAProxy and ab take from them), and less when
-  other work shares the cores: the ratio measures the pinning and the machine, not scale-out, so it
-  is shown, not counted;
-- `show_articles` (GET /api/articles/<random slug>, one query): 130 rps at 92 % of a core sets
-  about 7 ms of CPU per request, `--app-cpu-us 7000`; 2 children at 55 rps (36 ms a request each)
-  set the rest, ~29 ms spent waiting on the write-up's remote database, `--db-latency-ms 29` (the
-  lab's PostgreSQL answers in a millisecond, and this kernel has no netem). The 2- and 32-children
-  figures (55 and 130 rps, 36 and 92 % web CPU) are therefore set and not counted; the web CPU is
-  about rps x 7 ms, so the counted web CPU shares move with the counted req/s. The ratios N / 2
-  children divide by the write-up's best 2-children row, 63 (L124), and by the lab's measured
-  2-children rate, which the fit puts near 55: a lab that matched every row would read up to
-  63 / 55 = 1.15x above the write-up's ratios, inside their x/÷1.5 bands;
-- its load: wrk with 64 connections on random slugs at every number of children (the write-up ran
-  Locust at N and 2N users for N children; 64 is above all of them, so every child has a request
-  waiting, as on the write-up's row with the most rps), `--workers` 2, 4, 8, 16 and 32, sutlab
-  pinned to one core;
-- not compared: the database's CPU (20-47 % in the write-up; the lab's round trip is a sleep, not
-  work on a database), and the latencies (with a closed load they are users / rps, and the lab's
-  64 connections are not the write-up's users)."""
+WRITEUP, INVENTED = texts.load(__name__)  # php_fpm.md
 
 SHOW_WORKERS = (2, 4, 8, 16, 32)
 SHOW_CPU_US, SHOW_LATENCY_MS, SHOW_CONNECTIONS = 7000, 29, 64

@@ -4,37 +4,12 @@ on sutlab and holds the two rates, their ratio, the direction and the limiting t
 write-up's figures (001 L47, L53). The write-up's later steps (nginx in front, a second server, a
 larger load generator: 001 L57-L111) are not replayed here."""
 
-from . import checks as c
+from . import checks as c, texts
 from .common import flip_run, load
 
 NAME = "redis-cache"
 TITLE = "The store listing, from PostgreSQL and from Redis"
-WRITEUP = """\
-make-delivery (Spring on one 2 vCPU / 4 GB server, nGrinder, 1,000 concurrent users), the store
-listing of one food category (about 100 rows, 001 L19):
-- served from MySQL on every request: TPS in the 1,000 range (001 L47);
-- cached in Redis: TPS in the 1,800 range (001 L47), so about 1.8x;
-- with more than 1,000 users on that one cached server, errors (read time-outs) surged: the server
-  could not take more (001 L53), which is why the write-up then added nginx and a second server."""
-INVENTED = """\
-- the database: PostgreSQL, not the write-up's MySQL; the server: sutlab with `--workers 2` on
-  this 2-core machine, for the write-up's 2 vCPU (001 L47); the cache design (one Redis hash per
-  category, cache-aside) is sutlab's, the write-up gives none;
-- the data: `small` (20 categories x 100 stores, listings of 21.6 KB): about 100 rows as in
-  001 L19, the byte size is the lab's;
-- the load: wrk `stores_by_category.lua` (a random category per request) at 16 and 64
-  connections, 10 s a step, not nGrinder's 1,000 users; each run's figure is its best step (the
-  write-up gives one TPS per configuration); the tier check reads the Redis run's step with the
-  most connections, as 001 L53 speaks of more users;
-- "in the 1,800 range" (1800대) is read as 1,800-1,899 and "in the 1,000 range" (1000대) as
-  1,000-1,999: the suffix spans one unit of the last non-zero digit written (figures-001-002.md);
-  the ratio's band follows from those two ranges, not from a factor;
-- the absolute rates are sutlab's on this machine, not Spring's on 2 vCPU: the two `value` checks
-  are expected to miss, and say by how much;
-- not compared: the errors that surged, read time-outs, past 1,000 users (001 L53): the write-up
-  gives no count or rate, and wrk's 64 connections in a closed loop are not nGrinder's 1,000 and
-  more; what 001 L53 says of the tier (the one server could not take more) is the tier check;
-- removed: the old band of 1.3-10x for the ratio (it held for nearly any cache gain)."""
+WRITEUP, INVENTED = texts.load(__name__)  # redis_cache.md
 
 LEVELS = "16,64"
 STEP_SECONDS = 10

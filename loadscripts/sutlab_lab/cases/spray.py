@@ -4,59 +4,12 @@ pool of 2000 threads. The lab maps both onto sutlab's handler modes and holds ea
 write-up's two vegeta reports (003 L28, L30) to a band, plus its 502 behind the lab's proxies."""
 
 from ..report import MISSING, fmt, table
-from . import checks as ck
+from . import checks as ck, texts
 from .common import loadavg, sweep
 
 NAME = "spray"
 TITLE = "Blocking handler under an open-model spray"
-WRITEUP = """\
-003: a spray-can service whose handler sleeps 2 s (the linked code, DemoService.scala:65), attacked
-on the same host by `vegeta attack -rate=100 -duration=30s` (L26):
-- the symptom: with heavy work spray stopped taking requests although its CPU was not used up, and
-  answered 502 Bad Gateway, with "connection reset by peer" (L2, L5-6); which load, and what in
-  front of spray produced the 502, is not said;
-- tuning application.conf did not change the performance (L8, L16), no figures given;
-- the blocking handler (/st: the sleep inside the route of the one service actor): 3000 requests
-  at 100.03/s, success 0.00 %, none of the 3000 answered, mean 7.16 s, p50 4.39 s, p95 22.7 s,
-  p99 and max 30.0 s; the errors "connection refused" and "i/o timeout", both at connect (L28);
-- the Future (/st2: the sleep in `Future{}` on a fixed pool of 2000 threads, DemoService.scala:29):
-  success 31.10 % (933 of 3000), mean 6.77 s, p50 2.18 s, p95, p99 and max 30.0 s; the errors
-  "connection refused", "EOF" and "connection reset by peer" (L30);
-- with the Future the 502s stopped altogether and performance rose at a stroke (L22)."""
-INVENTED = """\
-- httperf through loadscripts/spray in place of vegeta (not in Debian), which rebuilds vegeta's
-  report; GET /work/sleep?ms=2000 for the handler's `Thread.sleep(2000)`; the client's timeout
-  30 s, vegeta's default (the write-up's command line sets none, L26);
-- the one actor that runs the blocking handler, one request at a time for the whole server:
-  `--handler-mode inline --workers 1` (the sleep on sutlab's only event loop), `--backlog 100`
-  (spray's default, Http.scala:60, as the linked code does not set one);
-- the Future's 2000 threads: `--handler-mode pool --offload-threads 2000`, the code's own size
-  (DemoService.scala:29); at 100 requests a second of 2 s each 200 sleeps are in flight, so no
-  request waits for a thread;
-- 127.0.0.1, not the write-up's `localhost` that resolved to ::1: httperf has no IPv6 (it refuses
-  `--server ::1`), and sutlab's listener is the same on either;
-- `pool 50`: a pool fitted to the write-up's 31 % (docs/bottlenecks.md has the formula). A fitted
-  knob proves nothing: its success is shown as `set`, not counted;
-- `offload` (the sleep as a timer, nothing held): the lab's extra, which the write-up does not
-  have; its row is shown, no check;
-- the proxies: the write-up names none for its 502; the lab puts nginx and HAProxy in front of the
-  blocking handler (their timeouts: HAProxy `timeout connect 2s`, nginx `proxy_connect_timeout
-  2s`) and holds each to the 502 itself, not to any 5xx;
-- a success ratio is held to the write-up's ± 15 points, the band of a share; a latency to ×/÷ 1.5;
-  an error kind the write-up lists without a count to "at least one";
-- the blocking run's "i/o timeout" (at connect, L28) is held to httperf's timeouts, which do not
-  tell a connect from a reply that never came;
-- not checked, and why: the 3000 requests and 100.03 a second are the load's own settings (shown
-  as set); the p99 and max of both runs and the Future's p95 (30.0 s) are vegeta's timeout, which
-  no latency can exceed: a check on them holds for any run that has timeouts, so there is none;
-  the durations' wait (14.5 s and 13.2 s after the attack, L28, L30) is the longest request still
-  out, bounded by the same timeout; the bytes in (0, and 30,691 over 933 answers, L30) are the
-  size of spray's body, not sutlab's; the 200:933 and 0:2067 codes are the success ratio again;
-  "the 502s stopped" with the Future (L22): the lab's proxies answer no 502 in front of the
-  blocking handler either (the 502 checks below), so a check of none with the Future would hold
-  for any run;
-- with `--duration` (a quick look) the client's timeout is the duration + 2 s (at least 4) and the
-  proxies are left out."""
+WRITEUP, INVENTED = texts.load(__name__)  # spray.md
 
 RATE, SECONDS, BLOCK, TIMEOUT = 100, 30, "/work/sleep?ms=2000", 30
 BASE = ["--workers", "1", "--backlog", "100"]

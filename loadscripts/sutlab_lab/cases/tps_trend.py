@@ -9,53 +9,12 @@ from .. import LOADSCRIPTS
 from ..commands import console, plot
 from ..errors import RunError
 from ..report import MISSING, fmt, table
-from . import checks as ck
+from . import checks as ck, texts
 from .common import cpu_share, loadavg
 
 NAME = "tps-trend"
 TITLE = "The load script that printed every response"
-WRITEUP = """\
-004: JMeter against a very simple RPC service in a 2-core, 4 GB container; each sample sends one
-request, takes the response and prints it, one line of the script's code (L19, L62); non-GUI `-n`
-did not silence that line (L60):
-- printing on, 100 threads started within 1 s: 200-plus TPS from a PC over the internet, 30-plus
-  from a stronger load machine next to the server, whose resources were not used up either (L7);
-- printing on, the 100 threads ramped over 100 s (L35): no TPS gradient, response time rising too
-  fast, TPS 180 (L38-41); over 300 s, 1 s points (L44-45): still no TPS gradient (L50), the
-  server's CPU, memory and network hardly used (L52); if the server's Send-Q backs up, look at
-  the load side (L55), where the printing was found (L58-61);
-- printing off, ramp 600 s (L62-63): 1 thread 1000-plus TPS, 2 threads above 2500 (L72), response
-  time below 1 ms at first (L73), strong jitter once TPS passed 6000 (L74);
-- in all, one log line took TPS from 150-plus to above 6000 (L79)."""
-INVENTED = """\
-- Locust (`--tags rpc_echo`) in place of JMeter, which runs here only through a work-around
-  (loadscripts/README.md, JMeter); sutlab's `POST /rpc/echo` for the write-up's unnamed simple RPC
-  interface; one sutlab worker; no think time (the write-up states none, and its 1000-plus TPS from
-  one thread, L72, leave less than 1 ms a request for any);
-- the printing: Locust's `--print-responses` into `loadscripts/console` at 512 KiB/s, with
-  4,000-byte responses: about 125 printed a second. The write-up does not describe where its
-  script printed to: the console's speed and the payload set the printing-on TPS, so the
-  write-up's 30-plus, 180 and 150-plus are shown as `set`, not counted. The off / on ratio is
-  counted (the write-up's 40x), but its denominator is that set rate: it measures the printing-off
-  TPS against the console's;
-- the levels 1, 2, 5, 10, 25, 50, 100 users, 10 s each, for the stepped table (the write-up's
-  ramps are curves, L35, L44, L63); the write-up's limiting tier, the load generator, is checked
-  from 10 users on (below that a few users print fewer responses than the console renders);
-- the curves: 100 users ramped over 100 s, printing off then on, 1 s points: the write-up's stage 1
-  shape (L35); its printing-off figures came after a 600 s ramp (L63), not replayed (time);
-- bands: "1000-plus" as 1000-2000; "above 2500", "above 6000" open above; the 2 / 1 thread ratio
-  2.5 (2500 / 1000, the lower bounds) and off / on 40 (6000 / 150) ×/÷ 1.5; "hardly used" as a
-  CPU share of 0 ± 15 points; "below 1 ms" as a mean at 1 and 2 users of at most 1 ms;
-- the server's CPU "hardly used" (L52) is held to its own CPU over its capacity (`cpu_web_pct` /
-  capacity, as the write-up's monitoring read CPU), the highest of the printing-on rows, not to
-  the busy share, which adds time spent waiting for a core on this shared machine;
-- not checked, and why: "no TPS gradient" while printing (L38, L50) and response time "rising too
-  fast" (L39) are the console's set rate, certain once it is set (a closed loop's response time is
-  then users / that rate); the write-up gives no Send-Q figure (L55), so the measured largest
-  Send-Q is shown, not held to a band; the 0.01 % of a 1 Gbps link (L26) was the PC's test over
-  the internet, and the lab's loopback has no link capacity to compare; the "strong jitter" past
-  6000 TPS (L74) has no figure, and the lab's 10 s steps do not resolve it (the ramp curves show
-  it); 200-plus TPS from a PC over the internet (L7) has no counterpart in a one-host lab."""
+WRITEUP, INVENTED = texts.load(__name__)  # tps_trend.md
 
 # from one user to the write-up's 100; a quick look (--duration) keeps three of them
 LEVELS = "1,2,5,10,25,50,100"
