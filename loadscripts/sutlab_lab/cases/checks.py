@@ -97,6 +97,20 @@ def set_by(what, cite, writeup, knob, measured=None):
     return Check(what, writeup, cite, measured or report.MISSING, "set: " + knob, None, "set")
 
 
+class Key:
+    """In a case's table of checks (declared), the place of a measured value, by its name."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+def declared(rows, measured):
+    """A case's checks declared as a table: each row is a constructor above and its arguments in
+    order (what, cite, then the write-up's figure and band as the constructor takes them), with
+    Key(name) where the value measured[name] goes."""
+    return [row[0](*[measured[a.name] if isinstance(a, Key) else a for a in row[1:]]) for row in rows]
+
+
 def verdict(checks):
     """(word, line): `reproduced`, `partly reproduced: K of N` or `not reproduced`, and the line
     that says so with each counted check that failed."""

@@ -12,7 +12,7 @@ import time
 
 from .. import LOADSCRIPTS, REPO, engine, loads
 from ..cli import Usage
-from ..commands import steps as steps_command
+from ..commands import plot, steps as steps_command
 from ..errors import RunError
 from ..report import MISSING, fmt, ratio, table
 from ..services import lab, procs
@@ -124,6 +124,26 @@ class Context:
             rows = [{k: v if k in ("errors", "verdict", "reason") else _number(v) for k, v in r.items()}
                     for r in csv.DictReader(f)]
         return rows
+
+
+def locust_ramp(ctx, label, users, ramp, tags, options, extra):
+    """Locust headless on ctx.url: `users` ramped up over `ramp` seconds, then 10 s more, with its
+    1 s history (OUT/label_stats_history.csv) and its curves beside it (plot's PNGs). tags, options
+    and extra are the locustfile's arguments, in that order on its command line around the ramp's
+    (commands.log shows it); in the netns lab's client namespace with --netns."""
+    prefix = os.path.join(ctx.out, label)
+    argv = ["/usr/bin/locust", "-f", os.path.join(LOADSCRIPTS, "locust", "locustfile.py"), "--headless",
+            "--host", ctx.url] + list(tags) + ["-u", str(users), "--ramp-up", str(ramp), "-t", "%ds" % (ramp + 10),
+                                               "--only-summary", "--exit-code-on-error", "0"] + list(options) + \
+        ["--csv", prefix] + list(extra)
+    if ctx.netns:
+        argv = [os.path.join(ctx.repo, "infra", "lab"), "exec-client", "--"] + argv
+    ctx.progress("case %s: %s (%d users over %d s)" % (ctx.name, label, users, ramp))
+    ctx.run(argv, "locust (%s)" % label, timeout=ramp + 300)
+    try:
+        plot.pngs_of(prefix + "_stats_history.csv")
+    except (ValueError, OSError, ImportError) as e:
+        raise RunError("plot (%s): %s" % (label, e))
 
 
 def stage(argv, log_path, what, env=None, cores=None):
@@ -254,6 +274,11 @@ def row_at(rows, level):
     """The row of `rows` at `level` ({} when that level was not run: its checks then fail as
     missing)."""
     return next((r for r in rows if r.get("level") == level), {})
+
+
+def top(rows, key="rps"):
+    """The most of the rows' `key` (a failed step's empty cell counts as none); None when no row has it."""
+    return max((r[key] for r in rows if isinstance(r.get(key), float)), default=None)
 
 
 def num(row, key):

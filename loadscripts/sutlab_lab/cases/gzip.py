@@ -6,7 +6,7 @@ which the cap sets, and is shown, not counted."""
 
 from ..errors import RunError
 from . import checks as c, texts
-from .common import flip_run, load
+from .common import flip_run, load, top
 
 NAME = "gzip"
 TITLE = "gzip on a bandwidth-capped link"
@@ -31,13 +31,9 @@ def run(ctx):
         up_args=["--rate", RATE], env={"WRK_HEADERS": "Accept-Encoding: gzip"})
 
 
-def _top(rows):
-    return max((r["rps"] for r in rows if isinstance(r.get("rps"), float)), default=None)
-
-
 def checks(runs):
     """The direction (counted) and the on / off ratio the cap sets (shown)."""
-    off, on = _top(runs["off"]), _top(runs["on"])
+    off, on = top(runs["off"]), top(runs["on"])
     ratio = "%.0f / %.0f = %.1fx" % (on, off, on / off) if on is not None and off else None
     return [c.direction("gzip on against off: req/s under the cap", "001 L123, L127", "much better, no figure",
                         off, on),

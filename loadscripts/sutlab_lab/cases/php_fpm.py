@@ -8,9 +8,9 @@ Those two knobs are fitted to some of the write-up's figures, which are then sho
 not counted (checks.py): what is counted is what the fit does not fix, the children sweep of
 show_articles between its two fitted ends, and the tiers the write-up names."""
 
-from ..report import fmt
+from ..report import fmt, ratio
 from . import checks as c, texts
-from .common import load, loadavg, runs_table, sweep
+from .common import load, loadavg, runs_table, sweep, top
 
 NAME = "php-fpm"
 TITLE = "A web tier as slow as PHP: children, OPcache, a second server"
@@ -70,73 +70,53 @@ def sections(ctx, runs, show, before, after):
                        show, ("rps", "p99_ms", "cpu_web_pct", "busy_web", "cpu_db_pct", "verdict"))]
 
 
-def _top(rows):
-    return max((r["rps"] for r in rows if isinstance(r.get("rps"), float)), default=None)
-
-
-def _div(a, b):
-    return a / b if a is not None and b else None
-
-
-def _web_cpu(rows):
-    """The web tier's CPU of its one core as a share (the write-up's figure is CPU; the busy share
-    also counts time runnable and waiting for the core, which children contending for it have)."""
-    v = [r["cpu_web_pct"] for r in rows if isinstance(r.get("cpu_web_pct"), float)]
-    return max(v) / 100 if v else None
-
-
-def _times(a, b):
-    return None if _div(a, b) is None else "%.2fx" % _div(a, b)
-
-
-def _shown(v):
-    return None if v is None else fmt(v, 0)
-
-
-def _pct(share):
-    return None if share is None else "%.0f %%" % (100 * share)
+# /health_check's figures, each set by --app-cpu-us or by the pinning: (figure, line, write-up, knob,
+# the stage measured, the stage it is divided by or None for its req/s)
+HEALTH_SET = (
+    ("/health_check, 2 children: req/s", "000 L59-L61", "21", "--app-cpu-us %d on one core" % NO_OPCACHE,
+     "2 children", None),
+    ("/health_check, 4 children / 2", "000 L67-L70", "22 / 21 = 1.05x",
+     "CPU-only requests, 2 and 4 workers on one pinned core", "4 children", "2 children"),
+    ("/health_check, OPcache / none", "000 L59, L96", "237 / 21 = 11.3x", "--app-cpu-us %d, a tenth" % OPCACHE,
+     "OPcache", "2 children"),
+    ("/health_check, 2 servers / 1 behind the LB", "000 L203, L210", "425 / 220 = 1.93x",
+     "each instance pinned to a core of its own", "2 servers behind HAProxy", "1 server behind HAProxy"))
+# show_articles' ends, the fit of the two knobs: children: ((line, write-up) of its req/s, of its web
+# CPU, both set; then (line, tier) of its tier, counted)
+SHOW_ENDS = {2: (("000 L123-L124", "55 at 2 users, 63 at 4"), ("000 L123-L125", "36-40 %"), ("000 L126", "below limits")),
+             32: (("000 L149", "130"), ("000 L149", "92 %"), ("000 L150", "web"))}
+FIT = "--app-cpu-us %d --db-latency-ms %d" % (SHOW_CPU_US, SHOW_LATENCY_MS)
 
 
 def checks(runs):
     """/health_check: every figure is set by --app-cpu-us or by the pinning; the tier is counted."""
-    two, four, opc = _top(runs["2 children"]), _top(runs["4 children"]), _top(runs["OPcache"])
-    one_lb, two_lb = _top(runs["1 server behind HAProxy"]), _top(runs["2 servers behind HAProxy"])
-    return [
-        c.set_by("/health_check, 2 children: req/s", "000 L59-L61", "21", "--app-cpu-us %d on one core" % NO_OPCACHE,
-                 _shown(two)),
-        c.tier("/health_check, 2 and 4 children: the tier that limits", "000 L63-L64", "web",
-               [r.get("verdict") for r in runs["2 children"] + runs["4 children"]]),
-        c.set_by("/health_check, 4 children / 2", "000 L67-L70", "22 / 21 = 1.05x",
-                 "CPU-only requests, 2 and 4 workers on one pinned core", _times(four, two)),
-        c.set_by("/health_check, OPcache / none", "000 L59, L96", "237 / 21 = 11.3x",
-                 "--app-cpu-us %d, a tenth" % OPCACHE, _times(opc, two)),
-        c.set_by("/health_check, 2 servers / 1 behind the LB", "000 L203, L210", "425 / 220 = 1.93x",
-                 "each instance pinned to a core of its own", _times(two_lb, one_lb)),
-    ]
+    rps = {stage: top(rows) for stage, rows in runs.items()}
+    out = [c.set_by(what, line, writeup, knob, fmt(rps[a], 0) if b is None else fmt(ratio(rps[a], rps[b]), 2, "{}x"))
+           for what, line, writeup, knob, a, b in HEALTH_SET]
+    return out[:1] + [c.tier("/health_check, 2 and 4 children: the tier that limits", "000 L63-L64", "web",
+                             [r.get("verdict") for r in runs["2 children"] + runs["4 children"]])] + out[1:]
+
+
+def _end(n, rps, cpu, rows):
+    """show_articles at one end of the fit: its req/s and web CPU set, its tier counted."""
+    (rps_line, rps_writeup), (cpu_line, cpu_writeup), (tier_line, tier) = SHOW_ENDS[n]
+    what = "show_articles, %d children: " % n
+    return [c.set_by(what + "req/s", rps_line, rps_writeup, FIT, fmt(rps, 0)),
+            c.set_by(what + "web CPU", cpu_line, cpu_writeup, FIT, fmt(None if cpu is None else 100 * cpu, 0, "{} %")),
+            c.tier(what + "the tier that limits", tier_line, tier, [r.get("verdict") for r in rows])]
 
 
 def show_checks(show):
     """show_articles: the 2- and 32-children ends are the fit of the two knobs (set); 4, 8 and 16
-    children and the tiers at the ends are counted."""
-    rps = {n: _top(show[str(n)]) for n in SHOW_WORKERS}
-    cpu = {n: _web_cpu(show[str(n)]) for n in SHOW_WORKERS}
+    children and the tiers at the ends are counted. The web tier's figure is its CPU of its one core
+    (the write-up's is CPU; the busy share also counts time runnable, waiting for the core)."""
+    rps = {n: top(show[str(n)]) for n in SHOW_WORKERS}
+    cpu = {n: ratio(top(show[str(n)], "cpu_web_pct"), 100) for n in SHOW_WORKERS}
     base, base_line = SHOW_BASE
-    fit = "--app-cpu-us %d --db-latency-ms %d" % (SHOW_CPU_US, SHOW_LATENCY_MS)
-    out = [c.set_by("show_articles, 2 children: req/s", "000 L123-L124", "55 at 2 users, 63 at 4", fit,
-                    _shown(rps[2])),
-           c.set_by("show_articles, 2 children: web CPU", "000 L123-L125", "36-40 %", fit,
-                    _pct(cpu[2])),
-           c.tier("show_articles, 2 children: the tier that limits", "000 L126", "below limits",
-                  [r.get("verdict") for r in show["2"]]),
-           c.direction("show_articles, more children (2 -> 4): req/s", "000 L124, L133", "63 -> 99", rps[2], rps[4])]
+    out = _end(2, rps[2], cpu[2], show["2"]) + [
+        c.direction("show_articles, more children (2 -> 4): req/s", "000 L124, L133", "63 -> 99", rps[2], rps[4])]
     for n, (figure, web, line) in SHOW_WRITEUP.items():
-        out.append(c.ratio("show_articles, %d / 2 children: req/s" % n, "000 %s, %s" % (base_line, line),
-                           figure / base, _div(rps[n], rps[2]),
-                           writeup="%d / %d = %.2fx" % (figure, base, figure / base)))
-        out.append(c.share("show_articles, %d children: web CPU" % n, "000 " + line, web, cpu[n]))
-    out += [c.set_by("show_articles, 32 children: req/s", "000 L149", "130", fit, _shown(rps[32])),
-            c.set_by("show_articles, 32 children: web CPU", "000 L149", "92 %", fit,
-                     _pct(cpu[32])),
-            c.tier("show_articles, 32 children: the tier that limits", "000 L150", "web",
-                   [r.get("verdict") for r in show["32"]])]
-    return out
+        out += [c.ratio("show_articles, %d / 2 children: req/s" % n, "000 %s, %s" % (base_line, line), figure / base,
+                        ratio(rps[n], rps[2]), writeup="%d / %d = %.2fx" % (figure, base, figure / base)),
+                c.share("show_articles, %d children: web CPU" % n, "000 " + line, web, cpu[n])]
+    return out + _end(32, rps[32], cpu[32], show["32"])
