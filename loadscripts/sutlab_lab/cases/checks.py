@@ -74,6 +74,13 @@ def value(what, cite, writeup, measured, low, high, unit="", role="figure"):
                  ok, role)
 
 
+def latency(what, cite, figure_s, measured_ms):
+    """A latency of the write-up (figure_s, in seconds) against the measured one (in ms, or None),
+    x/÷ RATIO_BAND, as a ratio's band."""
+    return value(what, cite, "%.2f s" % figure_s, measured_ms, round(1000 * figure_s / RATIO_BAND),
+                 round(1000 * figure_s * RATIO_BAND), " ms")
+
+
 def direction(what, cite, writeup, before, after, better="higher"):
     """The fix moves the figure the write-up's way: `after` above `before` (better="higher", e.g.
     req/s) or below it ("lower", e.g. a latency). A missing figure fails."""

@@ -287,6 +287,16 @@ def num(row, key):
     return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
+def error_count(row, kind):
+    """How many of a steps.csv row's failures are of `kind` ("refused", "reset/EOF", "502", ...):
+    steps writes them as "kind:n kind:n"."""
+    for kv in str(row.get("errors") or "").split():
+        k, _, n = kv.rpartition(":")
+        if k == kind:
+            return int(n)
+    return 0
+
+
 def over(a, b, key):
     """a[key] / b[key], the measured side of a ratio check; None when either is missing or b's is 0."""
     return ratio(num(a, key), num(b, key))

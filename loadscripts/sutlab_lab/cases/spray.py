@@ -5,7 +5,8 @@ write-up's two vegeta reports (003 L28, L30) to a band, plus its 502 behind the 
 
 from ..report import MISSING, fmt, table
 from . import checks as ck, texts
-from .common import loadavg, sweep
+from .checks import Key as K
+from .common import error_count as count, loadavg, num, sweep
 
 NAME = "spray"
 TITLE = "Blocking handler under an open-model spray"
@@ -54,68 +55,45 @@ def run(ctx):
             % (RATE, seconds, BLOCK, timeout, " ".join(BASE), ", tcp_abort_on_overflow=1 in the web namespace"
                if ctx.netns else "", before, loadavg()), measured,
             "`offload` is the lab's extra (no figure of the write-up): %s %% answered."
-            % fmt(100 * _success(results[(None, "offload")]), 1)], checks(results)
+            % fmt(100 * num(results[(None, "offload")], "success"), 1)], checks(results)
 
 
-def _success(r):
-    return r.get("success") if isinstance(r.get("success"), float) else None
-
-
-def _ms(r, key):
-    return r.get(key) if isinstance(r.get(key), float) else None
-
-
-def count(r, kind):
-    """How many of the row's failures are of `kind` ("refused", "reset/EOF", "502", ...): steps
-    writes them as "kind:n kind:n"."""
-    for kv in str(r.get("errors") or "").split():
-        k, _, n = kv.rpartition(":")
-        if k == kind:
-            return int(n)
-    return 0
-
-
-def _latency(label, cite, figure_s, r, key):
-    """A latency of the write-up (seconds) against the run's, in ms, ×/÷ the ratio band."""
-    return ck.value("%s: %s" % (label, key.replace("_ms", "")), cite, "%.2f s" % figure_s, _ms(r, key),
-                    round(1000 * figure_s / ck.RATIO_BAND), round(1000 * figure_s * ck.RATIO_BAND), " ms")
-
-
-def _kind(label, cite, writeup, r, kind):
-    """An error kind the write-up lists without a count: at least one of it."""
-    return ck.value("%s: %s" % (label, kind), cite, writeup, count(r, kind), 1, None)
+# the write-up's figures (003 L28, blocking; L30, the Future); K(name): the measured value (checks.declared);
+# an error kind the write-up lists without a count is held to at least one
+CHECKS = (
+    (ck.share, "blocking: success", "003 L28", 0, K("blocking success"), "0.00 %"),
+    (ck.latency, "blocking: mean", "003 L28", 7.156, K("blocking mean_ms")),
+    (ck.latency, "blocking: p50", "003 L28", 4.390, K("blocking p50_ms")),
+    (ck.latency, "blocking: p95", "003 L28", 22.700, K("blocking p95_ms")),
+    (ck.value, "blocking: refused", "003 L28", '"connection refused"', K("blocking refused"), 1, None),
+    (ck.value, "blocking: timeout", "003 L28", '"i/o timeout" (at connect)', K("blocking timeout"), 1, None),
+    (ck.tier, "blocking: the tier that limits", "003 L2", "none", K("blocking verdict")),
+    (ck.share, "Future: success", "003 L30", 31.10, K("Future success"), "31.10 %"),
+    (ck.latency, "Future: mean", "003 L30", 6.768, K("Future mean_ms")),
+    (ck.latency, "Future: p50", "003 L30", 2.182, K("Future p50_ms")),
+    (ck.value, "Future: refused", "003 L30", '"connection refused"', K("Future refused"), 1, None),
+    (ck.value, "Future: reset/EOF", "003 L30", '"EOF", "connection reset by peer"', K("Future reset/EOF"), 1, None),
+    (ck.direction, "the Future against blocking: success %", "003 L22, L28, L30", "0.00 -> 31.10 %",
+     K("blocking success %"), K("Future success %")))
 
 
 def checks(results):
-    """The write-up's figures against `results`, {(front, mode): a steps.csv row}."""
+    """The write-up's figures against `results`, {(front, mode): a steps.csv row}; then the 502 behind
+    each of the lab's proxies that ran, and the figures the lab sets."""
     inline, pool = results[(None, "inline")], results[(None, POOL)]
-    fitted = _success(results[(None, "pool 50")])
-    out = [
-        ck.share("blocking: success", "003 L28", 0, _success(inline), "0.00 %"),
-        _latency("blocking", "003 L28", 7.156, inline, "mean_ms"),
-        _latency("blocking", "003 L28", 4.390, inline, "p50_ms"),
-        _latency("blocking", "003 L28", 22.700, inline, "p95_ms"),
-        _kind("blocking", "003 L28", '"connection refused"', inline, "refused"),
-        _kind("blocking", "003 L28", '"i/o timeout" (at connect)', inline, "timeout"),
-        ck.tier("blocking: the tier that limits", "003 L2", "none", [str(inline.get("verdict"))]),
-        ck.share("Future: success", "003 L30", 31.10, _success(pool), "31.10 %"),
-        _latency("Future", "003 L30", 6.768, pool, "mean_ms"),
-        _latency("Future", "003 L30", 2.182, pool, "p50_ms"),
-        _kind("Future", "003 L30", '"connection refused"', pool, "refused"),
-        _kind("Future", "003 L30", '"EOF", "connection reset by peer"', pool, "reset/EOF"),
-        ck.direction("the Future against blocking: success %", "003 L22, L28, L30", "0.00 -> 31.10 %",
-                     None if _success(inline) is None else 100 * _success(inline),
-                     None if _success(pool) is None else 100 * _success(pool)),
-    ]
-    for front in FRONTS[1:]:
-        if (front, "inline") in results:
-            out.append(ck.value("blocking behind %s (the lab's proxy): 502 answers" % front, "003 L2, L5",
-                                "502 Bad Gateway (count not stated)", count(results[(front, "inline")], "502"),
-                                1, None))
-    level = inline.get("level")
+    measured = {"blocking verdict": [str(inline.get("verdict"))]}
+    for side, r in (("blocking", inline), ("Future", pool)):
+        share = num(r, "success")
+        measured.update({side + " success": share, side + " success %": None if share is None else 100 * share})
+        measured.update({"%s %s" % (side, k): num(r, k) if k.endswith("_ms") else count(r, k)
+                         for k in ("mean_ms", "p50_ms", "p95_ms", "refused", "timeout", "reset/EOF")})
+    out = ck.declared(CHECKS, measured) + [
+        ck.value("blocking behind %s (the lab's proxy): 502 answers" % front, "003 L2, L5",
+                 "502 Bad Gateway (count not stated)", count(results[(front, "inline")], "502"), 1, None)
+        for front in FRONTS[1:] if (front, "inline") in results]
+    level, fitted = inline.get("level"), num(results[(None, "pool 50")], "success")
     return out + [
         ck.set_by("Future, a pool fitted to 31 %: success", "003 L30", "31.10 %", "--offload-threads 50",
                   None if fitted is None else "%.1f %%" % (100 * fitted)),
         ck.set_by("requests, rate", "003 L26, L28", "3000 at 100.03/s", "--rate %d --duration %d" % (RATE, SECONDS),
-                  "%.0f/s asked" % level if isinstance(level, float) else None),
-    ]
+                  "%.0f/s asked" % level if isinstance(level, float) else None)]
