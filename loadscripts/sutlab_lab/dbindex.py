@@ -11,7 +11,9 @@ and raises RunError on failure).
 """
 
 import contextlib
+import re
 
+from . import engine
 from .engine import targets
 
 # The lookup of users by name (GET /api/profiles/:username through lower(username),
@@ -35,6 +37,15 @@ def command(action, name):
     return [sutlab_bin(), "db", "indexes", action, name, "--db-url", db_url()]
 
 
+def listed(status, tables):
+    """The secondary indexes of `tables` that `sutlab db indexes status` lists (on or off)."""
+    names = []
+    for m in re.finditer(r"^\w+\s+(idx_\w+): CREATE INDEX \w+ ON (?:\w+\.)?(\w+)", status, re.M):
+        if m.group(2) in tables:
+            names.append(m.group(1))
+    return names
+
+
 @contextlib.contextmanager
 def dropped(run, name):
     """NAME dropped inside the block, restored when it ends (also when it raises)."""
@@ -43,3 +54,10 @@ def dropped(run, name):
         yield
     finally:
         run(command("on", name), "indexes on %s" % name)
+
+
+def arm(name, run, index):
+    """The engine's arm `name` with `index` dropped before each of its runs and restored after each
+    (whatever happened), through run(argv, what) as in dropped."""
+    return engine.Arm(name, setup=lambda: run(command("off", index), "indexes off %s" % index),
+                      teardown=lambda: run(command("on", index), "indexes on %s" % index))

@@ -6,6 +6,7 @@ import unittest
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
 from sutlab_lab.cases import (CASES, PLANNED, checks, common, keepalive, missing_index, spray,  # noqa: E402,I100
                               tps_trend)
+from sutlab_lab import dbindex  # noqa: E402,I100
 
 
 def rows(*pairs, **extra):
@@ -189,7 +190,7 @@ class IndexStatus(unittest.TestCase):
                   "off  idx_comments_article_id: CREATE INDEX idx_comments_article_id ON public.comments USING btree (article_id, id)\n"
                   "on   idx_menus_store_id: CREATE INDEX idx_menus_store_id ON public.menus USING btree (store_id, id)\n"
                   "10 present, 0 dropped\n")
-        self.assertEqual(missing_index.board_indexes(status), ["idx_article_tags_tag_id", "idx_comments_article_id"])
+        self.assertEqual(dbindex.listed(status, missing_index.BOARD_TABLES), ["idx_article_tags_tag_id", "idx_comments_article_id"])
 
 
 class Cells(unittest.TestCase):

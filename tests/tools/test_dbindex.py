@@ -32,6 +32,15 @@ class Dropped(unittest.TestCase):
                 raise RuntimeError("the run failed")
         self.assertEqual([c[0][3] for c in self.calls], ["off", "on"])
 
+    def test_an_arm_drops_before_each_run_and_restores_after(self):
+        arm = dbindex.arm("without", self.run_, "idx_x")
+        self.assertEqual(arm.name, "without")
+        arm.setup()
+        arm.teardown()
+        self.assertEqual(self.calls, [
+            (["/x/sutlab", "db", "indexes", "off", "idx_x", "--db-url", "postgresql://h/db"], "indexes off idx_x"),
+            (["/x/sutlab", "db", "indexes", "on", "idx_x", "--db-url", "postgresql://h/db"], "indexes on idx_x")])
+
     def test_only_off_or_on(self):
         self.assertRaises(ValueError, dbindex.command, "drop", "idx_x")
 

@@ -53,6 +53,13 @@ def ratio(what, cite, figure, measured, writeup=None, low=None, high=None, role=
                  "%s-%s" % (_x(low), _x(high)), ok, role)
 
 
+def quotient(what, cite, figures, measured):
+    """A ratio the write-up gives as two of its figures, figures = (a, b): a / b, shown as
+    "a / b = 1.15x", in the band of a ratio."""
+    a, b = figures
+    return ratio(what, cite, a / b, measured, writeup="%d / %d = %.2fx" % (a, b, a / b))
+
+
 def share(what, cite, figure_pct, measured_share, writeup=None, role="figure"):
     """A CPU share of the write-up (figure_pct, in % of the tier's capacity) against the measured
     one (a share 0..1, or None), within ± SHARE_POINTS points. A figure under SHARE_POINTS has 0

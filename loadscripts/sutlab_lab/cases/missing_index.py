@@ -1,12 +1,9 @@
 """The Laravel blog write-up's missing index (000, steps 19-20): with the count gone, an index on
 the users' name took its scenario from 55 to 63 rps (1.15x) and 200 to 144 ms, the database's CPU
-from 84 % to 66 %.
-
-The write-up's index has no counterpart in sutlab's schema, so the lab drops one index named
+from 84 % to 66 %. That index has no counterpart in sutlab's schema, so the lab drops one named
 before the run (INDEX) and runs the blog scenario with and without it in alternated rounds, each
 comparison against its own baseline: no index is picked after the fact as the one that mattered."""
 
-import re
 import statistics
 
 from .. import dbindex, engine
@@ -20,9 +17,7 @@ NAME = "missing-index"
 TITLE = "The blog scenario with and without the articles' date index"
 WRITEUP, INVENTED = texts.load(__name__)  # missing_index.md
 
-USERS = 32
-ROUNDS = 3
-STEP_SECONDS = 20
+USERS, ROUNDS, STEP_SECONDS = 32, 3, 20
 INDEX = "idx_articles_created_at"
 BASE = ["--workers", "2", "--bcrypt-cost", "4"]
 BOARD_TABLES = ("articles", "article_tags", "comments", "favorites", "follows", "sessions")
@@ -34,15 +29,6 @@ DB_PCT = (84, 66)
 WEB_PCT = ((65, 90), (50, 80))
 LOAD_PCT = (14, 16)
 LINES = ("L181", "L186")
-
-
-def board_indexes(status):
-    """The secondary indexes of the blog's tables, from `sutlab db indexes status`."""
-    names = []
-    for m in re.finditer(r"^\w+\s+(idx_\w+): CREATE INDEX \w+ ON (?:\w+\.)?(\w+)", status, re.M):
-        if m.group(2) in BOARD_TABLES:
-            names.append(m.group(1))
-    return names
 
 
 def order(rounds):
@@ -62,10 +48,9 @@ def run(ctx):
         ctx.lab("seed", "small")
         ctx.lab("restart", "--", *BASE)
         status = targets.db_indexes(targets.lab_bin(), targets.lab_db_url(), "status")
-        if INDEX not in board_indexes(status):
+        if INDEX not in dbindex.listed(status, BOARD_TABLES):
             raise RunError("sutlab db indexes status does not list %s:\n%s" % (INDEX, status[-2000:]))
-        arms = [engine.Arm("with"), engine.Arm("without", setup=lambda: _indexes(ctx, "off"),
-                                               teardown=lambda: _indexes(ctx, "on"))]
+        arms = [engine.Arm("with"), dbindex.arm("without", ctx.run, INDEX)]  # the run and its output in commands.log
         runs = engine.run_on(None, arms, lambda arm, rnd, _s: ctx.steps("round%d-%s" % (rnd, arm.name),
                                                                         steps_args)[0], ROUNDS, seconds)
     finally:
@@ -73,19 +58,11 @@ def run(ctx):
     return _sections(runs, seconds, before, loadavg()), checks(runs)
 
 
-def _indexes(ctx, action):
-    """INDEX dropped (off) or made again (on), the command and its output in OUT/commands.log."""
-    ctx.run(dbindex.command(action, INDEX), "indexes %s %s" % (action, INDEX))
-
-
 def _sections(runs, seconds, before, after):
     keys = ("rps", "mean_ms", "p99_ms", "busy_web", "busy_db", "busy_load", "verdict")
-    lines = []
-    for i, side in order(ROUNDS):
-        r = runs[side][i]
-        ratio = over(runs["with"][i], runs["without"][i], "rps")
-        lines.append(["%d" % (i + 1)] + cells(side, r, keys) +
-                     [fmt(ratio, 2, "{}x") if side == "with" and ratio else ""])
+    ratios = [over(w, wo, "rps") for w, wo in zip(runs["with"], runs["without"])]
+    lines = [["%d" % (i + 1)] + cells(side, runs[side][i], keys) +
+             [fmt(ratios[i], 2, "{}x") if side == "with" and ratios[i] else ""] for i, side in order(ROUNDS)]
     return ["Locust `--scenario blog` at %d users, %d s per run, `small` fixtures, `%s`; %s dropped "
             "(`sutlab db indexes off %s`) for each run without it and restored after; %d alternated rounds; "
             "load average %s before, %s after" % (USERS, seconds, " ".join(BASE), INDEX, INDEX, ROUNDS, before, after),
@@ -99,11 +76,9 @@ def checks(runs):
     and the direction in the worst round."""
     pairs = list(zip(runs["with"], runs["without"]))
     cite = "000 %s, %s" % LINES
-    out = [ck.ratio("req/s, with / without the index", cite, RPS[1] / RPS[0], _median([over(w, wo, "rps")
-                    for w, wo in pairs]), writeup="%d / %d = %.2fx" % (RPS[1], RPS[0], RPS[1] / RPS[0])),
-           ck.ratio("mean ms, with / without the index", cite, MEAN_MS[1] / MEAN_MS[0],
-                    _median([over(w, wo, "mean_ms") for w, wo in pairs]),
-                    writeup="%d / %d = %.2fx" % (MEAN_MS[1], MEAN_MS[0], MEAN_MS[1] / MEAN_MS[0]))]
+    out = [ck.quotient(what + ", with / without the index", cite, figures[::-1],
+                       _median([over(w, wo, key) for w, wo in pairs]))
+           for what, key, figures in (("req/s", "rps", RPS), ("mean ms", "mean_ms", MEAN_MS))]
     for i, side in enumerate(("without", "with")):
         line, what = "000 " + LINES[i], "%s the index" % side
         cpu = {t: _median([cpu_share(r, t) for r in runs[side]]) for t in ("db", "web", "load")}
