@@ -51,6 +51,28 @@ class Bands(unittest.TestCase):
             checks.ratio("r", "", 1.8, 1.8)
 
 
+class Declared(unittest.TestCase):
+    def test_a_table_row_calls_its_constructor_with_the_measured_value_in_place(self):
+        rows = ((checks.ratio, "r", "001 L47", 1.8, checks.Key("x")),
+                (checks.direction, "d", "001 L48", "1 -> 2", checks.Key("before"), checks.Key("x")))
+        out = checks.declared(rows, {"x": 2.0, "before": 3.0})
+        self.assertEqual([(c.what, c.cite, c.measured, c.ok) for c in out],
+                         [("r", "001 L47", "2.00x", True), ("d", "001 L48", "3 -> 2", False)])
+        with self.assertRaises(KeyError):  # a Key nothing measured is an error, not a silent None
+            checks.declared(rows, {"x": 2.0})
+
+    def test_a_quotient_is_a_ratio_of_two_figures(self):
+        c = checks.quotient("q", "000 L181, L186", (63, 55), 1.2)
+        self.assertEqual((c.writeup, c.band, c.ok), ("63 / 55 = 1.15x", "0.76x-1.72x", True))
+        self.assertFalse(checks.quotient("q", "000 L181, L186", (63, 55), 1.8).ok)
+
+    def test_a_latency_in_seconds_holds_a_measure_in_ms_within_the_ratio_band(self):
+        c = checks.latency("mean", "003 L28", 7.156, 7000.0)
+        self.assertEqual((c.writeup, c.band, c.measured, c.ok), ("7.16 s", "4771-10734 ms", "7000 ms", True))
+        self.assertFalse(checks.latency("mean", "003 L28", 7.156, 4700.0).ok)
+        self.assertFalse(checks.latency("mean", "003 L28", 7.156, None).ok)
+
+
 class Verdicts(unittest.TestCase):
     def cs(self, *oks):
         out = [checks.ratio("figure %d" % i, "001 L47", 2.0, 2.0 if ok else 9.0) for i, ok in enumerate(oks)]

@@ -1,11 +1,12 @@
 """loadscripts/sutlab_lab/cases: each case's checks against the write-up's figures, on rows shaped as
 steps.csv gives them; the index list read from `sutlab db indexes status`; the verdict line."""
 
+import os
 import unittest
 
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
 from sutlab_lab.cases import (CASES, PLANNED, checks, common, keepalive, missing_index, spray,  # noqa: E402,I100
-                              tps_trend)
+                              texts, tps_trend)
 from sutlab_lab import dbindex  # noqa: E402,I100
 
 
@@ -191,6 +192,31 @@ class IndexStatus(unittest.TestCase):
                   "on   idx_menus_store_id: CREATE INDEX idx_menus_store_id ON public.menus USING btree (store_id, id)\n"
                   "10 present, 0 dropped\n")
         self.assertEqual(dbindex.listed(status, missing_index.BOARD_TABLES), ["idx_article_tags_tag_id", "idx_comments_article_id"])
+
+
+class Texts(unittest.TestCase):
+    def test_each_case_reads_its_two_texts_from_its_md(self):
+        for name, case in CASES.items():
+            base = case.__name__.rpartition(".")[2]
+            with open(os.path.join(os.path.dirname(case.__file__), base + ".md")) as f:
+                md = f.read()
+            self.assertTrue(case.WRITEUP and case.INVENTED, name)
+            self.assertIn("## The write-up\n\n" + case.WRITEUP + "\n\n## Chosen here", md, name)
+            self.assertTrue(md.endswith("\n" + case.INVENTED + "\n"), name)
+
+    def test_a_heading_missing_or_repeated_is_an_error(self):
+        good = "<!-- x -->\n\n## The write-up\n\nsaw\n\n## Chosen here, not published by the write-up\n\n- chose\n"
+        self.assertEqual(texts.parse(good), {"writeup": "saw", "invented": "- chose"})
+        for bad in (good.replace("## The write-up", "## The writeup"), good + "## The write-up\n",
+                    good.split("## Chosen")[0]):
+            with self.assertRaises(ValueError):
+                texts.parse(bad)
+
+    def test_no_case_module_is_over_100_lines(self):
+        # issue 27: a case is a declaration; its prose lives in its .md
+        for name, case in CASES.items():
+            with open(case.__file__) as f:
+                self.assertLessEqual(len(f.read().splitlines()), 100, name)
 
 
 class Cells(unittest.TestCase):
