@@ -4,23 +4,12 @@ import re
 
 from ..errors import RunError
 from ..report import fmt, ratio, table
-from . import checks as c
+from . import checks as c, texts
 from .common import cpu_range, cpu_share, load, loadavg, num, row_at
 
 NAME = "delivery-scaleout"
 TITLE = "One cached server, then nginx and two: load tool, nginx, users"
-WRITEUP = """\
-Spring on 2 vCPU, nGrinder's closed users with no think time (1,000 / 6,500 TPS = 154 ms against 155 ms, L75).
-One server: TPS in the 1,800 range cached, 1,000 range not (L47); past 1,000 users read timeouts surged (L53).
-Then the tiers' CPU in the table: the load tool at 95 % of 4 vCPU the limit (L65), doubled (L69); nginx at 98 %
-of 1 vCPU then doubled, which gained 3 %: it had not been the limit (L79, L85); at 3,000 users the servers (L111)."""
-INVENTED = """\
-- 2 cores shared by every tier, each with a budget: each sutlab `--workers 2` (2 vCPU); hey (closed, no pause) on
-  core 0 with 1 thread, then 0-1 with 2 (nGrinder 4 -> 8 vCPU); nginx (gzip 1, hey asks for it) on core 1, then
-  0-1 (1 -> 2 vCPU); Redis, PostgreSQL unbounded. No tier has cores of its own, as the write-up's machines had;
-- users = hey's connections, 1:1; "past 1,000" (L53): 2,000, 3,000; read timeout (not stated) 1 s, hey's least;
-  "surged": > 0 at 3,000 users and >= 10x those at 1,000; one category, `small` data (100 rows, L19); absolute
-  TPS printed, not counted (sutlab on 2 shared cores is not Spring on 2 vCPU): the stages' ratios are."""
+WRITEUP, INVENTED = texts.load(__name__)  # delivery_scaleout.md
 
 STEP_SECONDS, READ_TIMEOUT, READ, PATH, BASE = 5, 1, "read timeout", "/stores?categoryId=1", ["--workers", "2"]
 LB, CACHE = ("--instances", "2", "--lb", "nginx", "--lb-cpus"), ["--redis-cache"]
