@@ -15,6 +15,9 @@ metrics.parse_metrics, the project's one /metrics parser. The lab's own
 requests (/metrics, and the unmatched route) are left out.
 """
 
+import csv
+import os
+
 from . import metrics
 from .report import fmt, table
 
@@ -84,6 +87,29 @@ def markdown_levels(levels):
     """[(level, rows)] as one table with a level column, as steps prints it."""
     lines = [[str(level)] + _cells(r) for level, rows in levels for r in rows]
     return table(["level"] + HEADER, lines, left=2, framed=True)
+
+
+CSV_FIELDS = ["level", "route", "requests", "server_share", "db_share", "mean_ms", "db_ms"]
+
+
+def write_csv(levels, path):
+    """[(level, rows)] into a CSV file (routes.csv of a steps run), shares as fractions."""
+    with open(path, "w", newline="") as f:
+        out = csv.DictWriter(f, CSV_FIELDS, extrasaction="ignore")
+        out.writeheader()
+        for level, rows in levels:
+            for r in rows:
+                out.writerow(dict(r, level=level, db_share="" if r["db_share"] is None else r["db_share"]))
+
+
+def read_csv(path):
+    """write_csv's file back: {level: [(route, server share)]}, the largest first ({} when absent)."""
+    out = {}
+    if os.path.exists(path):
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                out.setdefault(float(r["level"]), []).append((r["route"], float(r["server_share"])))
+    return out
 
 
 def is_sutlab(m):

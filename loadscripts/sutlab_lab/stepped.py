@@ -205,7 +205,7 @@ def _tier_cells(row, tier):
         return "-"
     per_req = u["cpu_s"] / (row["rps"] * u["elapsed_s"]) * 1e6 if row.get("rps") and u["elapsed_s"] else None
     # % of one core / capacity in cores, then CPU per request
-    return "%d%% of %d, %s" % (round(u["cores_used"] * 100), u["capacity"], report.fmt(per_req, 0, "{} us"))
+    return "%d%% of %g, %s" % (round(u["cores_used"] * 100), u["capacity"], report.fmt(per_req, 0, "{} us"))
 
 
 def markdown(rows, tier_names):

@@ -1,6 +1,8 @@
 """Where the time went, per route (sutlab_lab/routeshare.py): two hand-written /metrics scrapes,
 the shares computed here by hand."""
 
+import os
+import tempfile
 import unittest
 
 from toolstest import ROOT  # noqa: F401  first: it puts loadscripts/ on the path
@@ -77,6 +79,19 @@ class Shares(unittest.TestCase):
         self.assertTrue(lines[2].startswith("| 8 "), lines[2])
         self.assertTrue(lines[5].startswith("| 32 "), lines[5])
         self.assertIn("/api/articles ", lines[5])
+
+    def test_csv_and_back(self):
+        rows = routeshare.shares(BEFORE, AFTER)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "routes.csv")
+            routeshare.write_csv([(8.0, rows), (32.0, rows[1:])], path)
+            back = routeshare.read_csv(path)
+            self.assertEqual(routeshare.read_csv(os.path.join(d, "absent.csv")), {})
+        self.assertEqual(sorted(back), [8.0, 32.0])
+        self.assertEqual([r for r, _ in back[8.0]],
+                         ["/api/articles", "/api/profiles/:username", "/api/articles/:slug/comments"])
+        self.assertAlmostEqual(back[8.0][0][1], 9.0 / 11.0)
+        self.assertEqual(back[32.0][0][0], "/api/profiles/:username")
 
     def test_no_database_no_share(self):
         rows = routeshare.shares(scrape([("/a", 1, 1.0), ("/b", 1, 1.0)], []),

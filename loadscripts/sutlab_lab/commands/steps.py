@@ -216,7 +216,8 @@ def execute(args, levels, roots):
                        scrape=stepped.web_scraper(args.url), sample=progress.server_rate(args.url), net=net,
                        window=lambda: scrape_or_none(args.url))
     ended = time.time()
-    routes = route_section(rows)
+    levels_routes = route_levels(rows)
+    routes = route_section(levels_routes)
     names = [t for t in tiers.TIERS if any(t in r.get("tiers", {}) for r in rows)]
     table, rules = stepped.markdown(rows, names), "\n".join(READING + ["  - " + rule for rule in verdict.RULES])
     print()
@@ -227,6 +228,8 @@ def execute(args, levels, roots):
     print()
     print(rules)
     stepped.write_csv(rows, names, os.path.join(out_dir, "steps.csv"))
+    if routes:  # the same table for a reader of files (case blog-scenario's routes check)
+        routeshare.write_csv(levels_routes, os.path.join(out_dir, "routes.csv"))
     try:
         stepped.plot(rows, names, os.path.join(out_dir, "steps.png"),
                      "%s %s, levels %s" % (args.tool, what, ",".join(map(str, levels))))
@@ -257,10 +260,9 @@ def scrape_or_none(url):
         return None
 
 
-def route_section(rows):
-    """The per-route table of each level's measured seconds (routeshare, from the scrapes in the
-    rows' "window"), when the target is sutlab and a level's requests went to more than one route;
-    else None."""
+def route_levels(rows):
+    """[(level, routeshare.shares)] of each level's measured seconds, from the scrapes in the rows'
+    "window", for the levels whose target is sutlab."""
     levels = []
     for row in rows:
         before, after = row.get("window") or (None, None)
@@ -270,6 +272,11 @@ def route_section(rows):
             levels.append((row["level"], routeshare.shares(before, after)))
         except ValueError as e:
             print("(no per-route table at %s: %s)" % (row["level"], e))
+    return levels
+
+
+def route_section(levels):
+    """route_levels' table, when a level's requests went to more than one route; else None."""
     if not any(len(shares) > 1 for _, shares in levels):
         return None
     return routeshare.markdown_levels(levels)
