@@ -58,10 +58,10 @@ def budget(postmaster, cores, root=ROOT):
         os.rmdir(group)
 
 
-def quota_cores(pid, mounts=ROOT):
+def quota_cores(pid, mounts=ROOT, proc="/proc"):
     """The CFS quota of pid's cgroup of the cpu controller, in cores; None when it has none."""
     try:
-        with open("/proc/%d/cgroup" % pid) as f:
+        with open(os.path.join(proc, str(pid), "cgroup")) as f:
             path = next((ln.split(":", 2)[2].strip() for ln in f if ln.split(":")[1] in ("cpu", "cpu,cpuacct")),
                         None)
         if not path or path == "/":
