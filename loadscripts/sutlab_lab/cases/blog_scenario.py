@@ -5,23 +5,12 @@ import os
 from .. import dbcpu, dbindex, routeshare
 from ..errors import RunError
 from ..services import lab
-from . import checks as ck
+from . import checks as ck, texts
 from .common import REPO, LabRestart, cpu_share, load, loadavg, num, over, row_at, runs_table
 
 NAME = "blog-scenario"
 TITLE = "The blog scenario, stage by stage: count, index, two web servers, database CPU"
-WRITEUP = """\
-Locust `scenario.py`, 8 and 32 users: 17 and 32 rps, 98 and 628 ms, database 47 % and 99 %, the limit
-(000 L168-L171), the APM's time nearly all the index's count (L173-L175). Count removed: 19 and 55
-rps, database 25 % and 84 % (L180-L181); name index: 63 rps, 144 ms, 66 % (L186); two web servers
-behind the ALB: 34 rps, 507 ms, 100 % (L221); database up one size: pinned (L223); two: 120 rps at
-64 users, 165 ms, 81 % (L227)."""
-INVENTED = """\
-- the lab's scenario (`--scenario blog-writeup`), its 0.372 s think time derived, not published;
-  `large` fixtures (`medium` was not database-bound); the index is `idx_users_username_lower`;
-- the database's CPU a CFS quota (dbcpu.py): 0.5, 1, then 2 cores for "two sizes up" (4x from
-  db.m5.large, an inference from L229), its share of that budget; sutlab `--workers 2`, haproxy;
-- ratios between stages, not absolute rps and ms; ms Locust's mean; web and Locust CPU unchecked."""
+WRITEUP, INVENTED = texts.load(__name__)  # blog_scenario.md
 
 SIZE, STEP_SECONDS, WARMUP, INDEX_ROUTE = "large", 10, 20, "/api/articles"  # 8 s left logins in the window
 TWO = ("--instances", "2", "--lb", "haproxy")
