@@ -209,7 +209,7 @@ class Sampler:
         self._load_pids, self._last_write = [], None
         self._load_declared = None  # the load tool's declared capacity, the most seen (loadcap.py)
         self._lb_declared = None    # the balancer's, the most seen (lbcap.py)
-        self._last_look = None
+        self._first_look = self._last_look = None
         self._queues = []
         self._metrics = []
         # (monotonic time, {tier: CPU seconds of every thread seen so far}) at each look, of the
@@ -226,6 +226,8 @@ class Sampler:
         now_t = time.monotonic()
         interval = now_t - self._last_look if self._last_look is not None else 0.0
         self._last_look = now_t
+        if self._first_look is None:
+            self._first_look = now_t
         for t in self.names:
             running = 0
             pids = self._pids(t, kids)
@@ -331,7 +333,13 @@ class Sampler:
         writing = self._writing_s if tier == "load" else 0.0
         # a thread blocked in a write counts towards the capacity as one that ran
         active = max(self._active[tier], 1 if writing > 0 else 0)
-        wait = sum(last[1] - first[1] for first, last in threads) + writing
+        thread_wait = sum(last[1] - first[1] for first, last in threads)
+        wait = thread_wait + writing
+        # the threads' waits are read at the looks, the CPU and the write probe over the whole step:
+        # the waits are a rate over the looks' span, or on a crowded machine, where the first and
+        # last looks come late, the step reads idle for the time before and after them
+        span = self._last_look - self._first_look if self._first_look is not None else 0.0
+        wait_share = thread_wait / span if span > 0 else (thread_wait / elapsed if elapsed > 0 else 0.0)
         pids = self._pids(tier, kids)
         cores = allowed_cores(pids) if pids else self._allowed.get(tier) or allowed_cores(self.roots[tier])
         declared = {"load": self._load_declared, "lb": self._lb_declared}.get(tier)
@@ -342,7 +350,7 @@ class Sampler:
         return {"cpu_s": cpu, "wait_s": wait, "writing_s": writing, "elapsed_s": elapsed,
                 "cores_used": cpu / elapsed if elapsed > 0 else 0.0,
                 "capacity": capacity, "allowed": cores, "active_threads": active,
-                "busy": min(1.0, (cpu + wait) / elapsed / capacity) if elapsed > 0 else 0.0}
+                "busy": min(1.0, ((cpu + writing) / elapsed + wait_share) / capacity) if elapsed > 0 else 0.0}
 
     def _signals(self):
         web = self.roots["web"]
