@@ -45,8 +45,9 @@ import uuid
 
 from sutlab_testlib import port_is_free, source_root
 from sutlab_lab.parsers import parse_wrk
+from sutlab_lab.services.procs import pid_alive
 # cleanups run even when meson's timeout terminates the run (test_infra's SIGTERM/SIGINT handler)
-from test_infra import _EMERGENCY, alive
+from test_infra import _EMERGENCY
 from test_monitoring import free_run
 
 ROOT = source_root()
@@ -462,7 +463,7 @@ class ContainerLab(unittest.TestCase):
         self.assertTrue({str(i) for i, _ in self.acked} <= rows, "the database volume was not kept")
         self.assertEqual(self.get("/health_check")[0], 200)
         # up without --monitoring stopped the monitoring, and kept its data
-        self.assertEqual([p for p, pid in pids.items() if alive(pid)], [])
+        self.assertEqual([p for p, pid in pids.items() if pid_alive(pid)], [])
         self.assertTrue(port_is_free(self.lab.prom))
         self.assertFalse(os.path.exists(os.path.join(mon, "podman.sock")))
         self.assertTrue(os.path.isdir(os.path.join(mon, "data", "wal")))
