@@ -73,6 +73,11 @@ def run(argv, timeout, env=None, cwd=None):
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def worker_ports(argv):
+    """The master ports a process's command line names (a Locust worker's --master-port N)."""
+    return [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--master-port"]
+
+
 class LoadScriptsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -296,7 +301,15 @@ class LoadScriptsTest(unittest.TestCase):
         self.assertIn("--expect-workers 2", log)
         self.assertEqual(log.count("--worker --master-host 127.0.0.1"), 2, log[:2000])
         self.assertIn("2 workers connected", log)
-        workers = [p.pid for p in psutil.process_iter(["cmdline"]) if "--master-port" in (p.info["cmdline"] or ())]
+        # this flip's workers, by the master ports its runs used (another run's Locust may share the machine)
+        ports = set()
+        for name in os.listdir(out_dir):
+            if name.endswith(".log"):
+                with open(os.path.join(out_dir, name)) as f:
+                    ports.update(re.findall(r"--master-port (\d+)", f.read()))
+        self.assertGreaterEqual(len(ports), 2, "no master port in the runs' logs")  # off and on at least
+        workers = [p.pid for p in psutil.process_iter(["cmdline"])
+                   if set(worker_ports(p.info["cmdline"] or ())) & ports]
         self.assertEqual(workers, [], "Locust workers left running")
 
     def test_flip_gzip_cuts_the_bytes(self):
