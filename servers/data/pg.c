@@ -796,9 +796,8 @@ static PGresult *blocking_result(PGconn *pg, int timeout_ms, int *timed_out)
 
 /* --db-latency-ms in sync mode: the worker sleeps through the round trip,
  * as a php-fpm child blocks on a remote database's socket. */
-static void hold_blocking(pg_pool_t *pool, pg_entry_t *e)
+static void hold_blocking(pg_entry_t *e, int ms)
 {
-    int ms = flags_live_read(pool->settings.latency_ms);
     struct timespec left = {ms / 1000, (long)(ms % 1000) * 1000000L};
     uint64_t start;
 
@@ -812,7 +811,7 @@ static void hold_blocking(pg_pool_t *pool, pg_entry_t *e)
 
 /* Runs e on the blocking connection (connected first if need be) and says
  * how it went; e->result holds what PostgreSQL answered, if anything. */
-static pg_status_t run_blocking(pg_pool_t *pool, pg_entry_t *e, const char *const *values)
+static pg_status_t run_blocking(pg_pool_t *pool, pg_entry_t *e, const char *const *values, int latency_ms)
 {
     uint64_t now = real_ms();
     int timed_out = 0;
@@ -824,7 +823,7 @@ static pg_status_t run_blocking(pg_pool_t *pool, pg_entry_t *e, const char *cons
             return PG_UNAVAILABLE;
         }
     }
-    hold_blocking(pool, e);
+    hold_blocking(e, latency_ms);
     mark_sent(e);
     if (PQsendQueryPrepared(pool->blocking, e->stmt->name, e->nparams, values, NULL, NULL, 0) == 1)
         e->result = blocking_result(pool->blocking, pool->settings.timeout_ms + PG_GRACE_MS, &timed_out);
@@ -843,12 +842,12 @@ static pg_status_t run_blocking(pg_pool_t *pool, pg_entry_t *e, const char *cons
 /* Sync mode's one entry: the callback runs before this returns, so the
  * request needs no handle and the parameters no copy. */
 static void query_blocking(pg_pool_t *pool, request_t *rq, const pg_statement_t *stmt, const char *const *values,
-                           pg_callback_fn cb)
+                           pg_callback_fn cb, int latency_ms)
 {
     pg_entry_t e = {.kind = ENTRY_QUERY, .stmt = stmt, .cb = cb, .queued_ns = request_now_ns()};
 
     e.nparams = stmt->nparams > PG_MAX_PARAMS ? PG_MAX_PARAMS : stmt->nparams;
-    pg_status_t status = run_blocking(pool, &e, values);
+    pg_status_t status = run_blocking(pool, &e, values, latency_ms);
     answer(pool, &e, status, rq);
     if (e.result != NULL)
         PQclear(e.result);
@@ -954,14 +953,16 @@ void pg_pool_destroy(pg_pool_t *pool)
     free(pool);
 }
 
+/* The live --db-latency-ms is read once, here, for either mode. */
 void pg_query(pg_pool_t *pool, request_t *rq, const pg_statement_t *stmt, const char *const *values, pg_callback_fn cb)
 {
+    int ms = flags_live_read(pool->settings.latency_ms);
+
     if (pool->settings.sync) {
-        query_blocking(pool, rq, stmt, values, cb);
+        query_blocking(pool, rq, stmt, values, cb, ms);
         return;
     }
     pg_entry_t *e = entry_new(stmt, values, rq, cb);
-    int ms = flags_live_read(pool->settings.latency_ms);
     if (ms > 0)
         hold(pool, e, ms);
     else

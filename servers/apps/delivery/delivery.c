@@ -256,6 +256,9 @@ static void on_listing_cached(request_t *rq, cache_status_t status, h2o_iovec_t 
     case CACHE_ERROR:
         set_x_cache(rq, "BYPASS"); /* Redis down or slow: PostgreSQL answers, nothing is stored */
         break;
+    case CACHE_OFF:
+        set_x_cache(rq, "BYPASS");
+        break;
     }
     query_listing(rq);
 }
@@ -282,11 +285,6 @@ static int get_stores(h2o_req_t *req, request_t *rq)
             return 0;
         }
         st->address = v;
-    }
-    if (!cache_in_use(rq->worker->cache)) {
-        set_x_cache(rq, "BYPASS");
-        query_listing(rq);
-        return 0;
     }
     category_key(st->key, sizeof(st->key), st->category);
     cache_hget(rq->worker->cache, rq, st->key, cache_field(rq, st->address), on_listing_cached);

@@ -496,6 +496,10 @@ void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *f
     const char *value;
     size_t len;
 
+    if (!cache_in_use(c)) {
+        cb(rq, CACHE_OFF, h2o_iovec_init(NULL, 0));
+        return;
+    }
     /* off, the copy neither answers nor keeps (the ticket stays 0), but its
      * tracking goes on, so what it holds is still coherent when it is back on */
     if (c->near != NULL && flags_live_read(c->settings.local_on)) {

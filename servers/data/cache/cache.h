@@ -38,6 +38,7 @@ typedef enum cache_status {
     CACHE_HIT = 0,
     CACHE_MISS,
     CACHE_ERROR,
+    CACHE_OFF, /* not asked: no client, or the live --redis-cache is off; not counted */
 } cache_status_t;
 
 /* Runs on the worker thread, only if the request still exists. On a
@@ -78,7 +79,10 @@ cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *setting
                              const metrics_t *metrics, size_t worker);
 void cache_destroy(cache_client_t *c);
 
-/* HGET key field; counts hit/miss/error in cache_requests_total. */
+/* HGET key field; counts hit/miss/error in cache_requests_total. c may be
+ * NULL: with no client, or with the live --redis-cache off, cb gets CACHE_OFF
+ * before this returns, so a handler has one path whether the cache is in use
+ * or not, and never reads the flag itself. */
 void cache_hget(cache_client_t *c, request_t *rq, const char *key, const char *field, cache_get_fn cb);
 
 /* HSET key field value, then EXPIRE key settings.ttl_s NX (the first fill
