@@ -88,6 +88,27 @@ static char *put_ms(char *p, uint64_t ns)
     return p;
 }
 
+/* Server-Timing: each registered wait, then the whole ("app"). Returns the
+ * value, its end in *end. */
+static char *server_timing(h2o_req_t *req, const metrics_registry_t *reg, const request_t *rq, char **end)
+{
+    size_t size = 32;
+    for (size_t i = 0; i < reg->nwaits; i++)
+        size += strlen(reg->waits[i].name) + 32;
+    char *timing = h2o_mem_alloc_pool(&req->pool, size), *p = timing;
+    for (size_t i = 0; i < reg->nwaits; i++) {
+        size_t n = strlen(reg->waits[i].name);
+        memcpy(p, reg->waits[i].name, n);
+        memcpy(p + n, ";dur=", 5);
+        p = put_ms(p + n + 5, rq != NULL ? rq->wait_ns[i] : 0);
+        memcpy(p, ", ", 2);
+        p += 2;
+    }
+    memcpy(p, "app;dur=", 8);
+    *end = put_ms(p + 8, rq != NULL ? request_now_ns() - rq->started_ns : 0);
+    return timing;
+}
+
 static void on_filter_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
 {
     server_worker_t *worker = server_worker_of(req);
@@ -101,13 +122,7 @@ static void on_filter_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostr
 
     h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_SERVER, NULL, respond_server_name,
                    respond_server_name_len);
-    timing = p = h2o_mem_alloc_pool(&req->pool, 96);
-    memcpy(p, "db;dur=", 7);
-    p = put_ms(p + 7, rq != NULL ? rq->db_ns : 0);
-    memcpy(p, ", cache;dur=", 12);
-    p = put_ms(p + 12, rq != NULL ? rq->cache_ns : 0);
-    memcpy(p, ", app;dur=", 10);
-    p = put_ms(p + 10, rq != NULL ? request_now_ns() - rq->started_ns : 0);
+    timing = server_timing(req, &worker->server->metric_families, rq, &p);
     h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("server-timing"), 0, NULL, timing,
                           (size_t)(p - timing));
 
@@ -139,7 +154,7 @@ static void on_log_access(h2o_logger_t *self, h2o_req_t *req)
                             router_method_from_name(req->input.method.base, req->input.method.len), req->res.status,
                             duration_ns);
     if (rq != NULL)
-        metrics_observe_db(&server->metrics, worker->index, server->route_metric[route], rq->db_ns);
+        metrics_observe_waits(&server->metrics, worker->index, server->route_metric[route], rq->wait_ns);
     /* libh2o reads the connection's next request after this: bodycap watches
      * its body again, and if the client pipelined it, its response joins
      * this pass's others in one transmission */

@@ -62,6 +62,20 @@ int metrics_register(metrics_registry_t *reg, const metrics_family_t *f)
     return (int)reg->n++;
 }
 
+int metrics_register_wait(metrics_registry_t *reg, const char *name, const char *what)
+{
+    if (reg->nwaits == METRICS_MAX_WAITS)
+        return -1;
+    reg->waits[reg->nwaits] = (metrics_wait_t){name, what};
+    return (int)reg->nwaits++;
+}
+
+/* Kinds of wait: a registry's, or none. */
+static size_t nwaits(const metrics_t *m)
+{
+    return m->registry != NULL ? m->registry->nwaits : 0;
+}
+
 int metrics_init(metrics_t *m, const char *const *route_names, size_t nroutes, const metrics_registry_t *registry,
                  size_t nworkers, const char *version, const char *flags)
 {
@@ -78,10 +92,10 @@ int metrics_init(metrics_t *m, const char *const *route_names, size_t nroutes, c
     for (size_t w = 0; w < nworkers; w++) {
         m->workers[w].http_requests = calloc(nroutes * METRICS_NMETHODS * METRICS_NSTATUS, sizeof(uint64_t));
         m->workers[w].http_durations = calloc(nroutes, sizeof(metrics_histogram_t));
-        m->workers[w].http_db_ns = calloc(nroutes + 1, sizeof(uint64_t));
+        m->workers[w].http_wait_ns = calloc(nroutes * nwaits(m) + 1, sizeof(uint64_t));
         m->workers[w].slots = calloc(nslots + 1, sizeof(uint64_t));
         if (m->workers[w].http_requests == NULL || m->workers[w].http_durations == NULL ||
-            m->workers[w].http_db_ns == NULL || m->workers[w].slots == NULL) {
+            m->workers[w].http_wait_ns == NULL || m->workers[w].slots == NULL) {
             metrics_dispose(m);
             return -1;
         }
@@ -95,7 +109,7 @@ void metrics_dispose(metrics_t *m)
         for (size_t w = 0; w < m->nworkers; w++) {
             free(m->workers[w].http_requests);
             free(m->workers[w].http_durations);
-            free(m->workers[w].http_db_ns);
+            free(m->workers[w].http_wait_ns);
             free(m->workers[w].slots);
         }
         free(m->workers);
@@ -124,11 +138,14 @@ void metrics_observe_request(metrics_t *m, size_t worker, size_t route, unsigned
     metrics_histogram_observe(&w->http_durations[route], duration_ns);
 }
 
-void metrics_observe_db(metrics_t *m, size_t worker, size_t route, uint64_t db_ns)
+void metrics_observe_waits(metrics_t *m, size_t worker, size_t route, const uint64_t *wait_ns)
 {
-    if (route >= m->nroutes || db_ns == 0)
+    size_t n = nwaits(m);
+    if (route >= m->nroutes)
         return;
-    metrics_add(&m->workers[worker].http_db_ns[route], db_ns);
+    for (size_t i = 0; i < n; i++)
+        if (wait_ns[i] != 0)
+            metrics_add(&m->workers[worker].http_wait_ns[route * n + i], wait_ns[i]);
 }
 
 static uint64_t load(const uint64_t *slot)
@@ -237,23 +254,28 @@ static void render_durations(FILE *f, const metrics_t *m)
         render_histogram(f, m, "http_request_duration_seconds", "route", m->route_names[r], pick_http, NULL, r, 1);
 }
 
-/* A counter, not a histogram: the lab needs each route's share of the
- * database's time, a sum; routes that never waited on it are left out. */
-static void render_db_time(FILE *f, const metrics_t *m)
+/* Counters, not histograms: the lab needs each route's share of a wait, a
+ * sum; routes that never waited are left out. */
+static void render_waits(FILE *f, const metrics_t *m)
 {
-    fputs("# HELP http_request_db_seconds_total Time requests waited on PostgreSQL (Server-Timing's db), by route "
-          "template.\n"
-          "# TYPE http_request_db_seconds_total counter\n",
-          f);
-    for (size_t r = 0; r < m->nroutes; r++) {
-        uint64_t total = 0;
-        for (size_t w = 0; w < m->nworkers; w++)
-            total += load(&m->workers[w].http_db_ns[r]);
-        if (total == 0)
-            continue;
-        fputs("http_request_db_seconds_total{route=\"", f);
-        put_label_value(f, m->route_names[r]);
-        fprintf(f, "\"} %.9f\n", (double)total / 1e9);
+    size_t n = nwaits(m);
+    for (size_t i = 0; i < n; i++) {
+        const metrics_wait_t *wait = &m->registry->waits[i];
+        fprintf(f,
+                "# HELP http_request_%s_seconds_total Time requests waited on %s (Server-Timing's %s), by route "
+                "template.\n"
+                "# TYPE http_request_%s_seconds_total counter\n",
+                wait->name, wait->what, wait->name, wait->name);
+        for (size_t r = 0; r < m->nroutes; r++) {
+            uint64_t total = 0;
+            for (size_t w = 0; w < m->nworkers; w++)
+                total += load(&m->workers[w].http_wait_ns[r * n + i]);
+            if (total == 0)
+                continue;
+            fprintf(f, "http_request_%s_seconds_total{route=\"", wait->name);
+            put_label_value(f, m->route_names[r]);
+            fprintf(f, "\"} %.9f\n", (double)total / 1e9);
+        }
     }
 }
 
@@ -323,7 +345,7 @@ char *metrics_render(const metrics_t *m, size_t *len)
     fputs("\"} 1\n", f);
     render_requests(f, m);
     render_durations(f, m);
-    render_db_time(f, m);
+    render_waits(f, m);
     render_workers(f, m);
     render_registered(f, m);
     if (fclose(f) != 0) {

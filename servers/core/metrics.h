@@ -54,12 +54,25 @@ typedef struct metrics_family {
 } metrics_family_t;
 
 #define METRICS_MAX_FAMILIES 16
+#define METRICS_MAX_WAITS 4 /* request_t's wait_ns[] has as many */
 
-/* The layers' families, in the order they are rendered (after the core's). */
+/* A kind of wait a layer makes requests do (PostgreSQL's "db", Redis's
+ * "cache"): Server-Timing shows it as `name;dur=`, and /metrics sums it by
+ * route as http_request_NAME_seconds_total, the route's share of that
+ * wait as an APM reads it, without mapping statements to routes. */
+typedef struct metrics_wait {
+    const char *name; /* a Server-Timing token and part of a metric name: [a-z_] */
+    const char *what; /* for people: "PostgreSQL" */
+} metrics_wait_t;
+
+/* The layers' families, in the order they are rendered (after the core's),
+ * and their kinds of wait, in Server-Timing's order. */
 typedef struct metrics_registry {
     metrics_family_t families[METRICS_MAX_FAMILIES];
     size_t n;
     size_t nslots; /* uint64_t words each worker holds for them */
+    metrics_wait_t waits[METRICS_MAX_WAITS];
+    size_t nwaits;
 } metrics_registry_t;
 
 /* Adds a copy of *f; call before metrics_init. Returns the family's id (for
@@ -67,10 +80,14 @@ typedef struct metrics_registry {
  * has a label without values or values without a label. */
 int metrics_register(metrics_registry_t *reg, const metrics_family_t *f);
 
+/* Adds a kind of wait; call before metrics_init. Returns its index in
+ * request_t's wait_ns[], or -1 if there are METRICS_MAX_WAITS already. */
+int metrics_register_wait(metrics_registry_t *reg, const char *name, const char *what);
+
 typedef struct metrics_worker {
     uint64_t *http_requests;              /* [route][method][status slot] */
     metrics_histogram_t *http_durations;  /* [route] */
-    uint64_t *http_db_ns;                 /* [route]: the requests' time waiting on PostgreSQL */
+    uint64_t *http_wait_ns;               /* [route][registered wait]: the requests' time waiting */
     uint64_t connections_open;
     uint64_t loop_lag_us;                 /* last measured event-loop lag */
     uint64_t *slots;                      /* the registered families', registry->nslots words */
@@ -122,10 +139,9 @@ static inline void metrics_histogram_observe(metrics_histogram_t *h, uint64_t ns
 void metrics_observe_request(metrics_t *m, size_t worker, size_t route, unsigned method_bit, int status,
                              uint64_t duration_ns);
 
-/* Adds a finished request's database time (request_t's db_ns) to its route:
- * the per-route share of database time, as an APM reads it, without mapping
- * statements to routes. */
-void metrics_observe_db(metrics_t *m, size_t worker, size_t route, uint64_t db_ns);
+/* Adds a finished request's waits (request_t's wait_ns[], one per
+ * registered kind) to its route. */
+void metrics_observe_waits(metrics_t *m, size_t worker, size_t route, const uint64_t *wait_ns);
 
 /* Renders every series; returns a malloc'd buffer (caller frees) or NULL. */
 char *metrics_render(const metrics_t *m, size_t *len);

@@ -14,6 +14,7 @@
 #include <h2o.h>
 #include <stdint.h>
 
+#include "core/metrics.h"
 #include "core/router.h"
 
 struct server_worker;
@@ -25,8 +26,9 @@ typedef struct request {
     unsigned route_id;
     uint64_t started_ns; /* CLOCK_MONOTONIC when routing began */
     router_match_t match; /* path parameters point into req->path_normalized */
-    uint64_t db_ns;       /* time spent waiting on PostgreSQL, for Server-Timing */
-    uint64_t cache_ns;    /* time spent waiting on Redis */
+    /* time spent waiting, by the kinds the layers registered
+     * (metrics_register_wait): Server-Timing, and /metrics by route */
+    uint64_t wait_ns[METRICS_MAX_WAITS];
     h2o_iovec_t response_body; /* set by respond_*; written by --log verbose */
     struct request_handle *handle; /* created on first request_hold() */
     void *app;                     /* the handler's own state (app_state()) */

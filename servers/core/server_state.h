@@ -26,10 +26,6 @@
 #include "core/router.h"
 
 typedef struct server server_t;
-struct pg_pool;
-struct cache_client;
-struct offload_pool;
-struct offload_receiver;
 
 /* The longest request target (path and query) served: longer is 414, before
  * routing. nginx's default header buffer is as long; libh2o's own limit is
@@ -66,11 +62,8 @@ typedef struct server_worker {
     log_writer_t log;
     delay_set_t delays; /* timers of any duration, for the apps */
     docroot_cache_t docroot; /* the static files' check and small-file copies */
-    /* the data layer's per-worker handles (set by worker hooks; opaque here) */
-    struct pg_pool *pg;
-    struct cache_client *cache;
-    struct offload_pool *offload_pool; /* shared by every worker */
-    struct offload_receiver *offload;  /* this worker's completions */
+    void *ext; /* what the layer that set the worker hooks keeps per worker (its
+                * handles, made on this thread); opaque here */
 } server_worker_t;
 
 /* Runs on each worker's thread: `start` before its loop serves, `stop` after

@@ -81,11 +81,15 @@ static void on_worker_start(server_worker_t *w, void *data)
     const metrics_t *m = &b->server->metrics;
     pg_settings_t pg = {st->db_url, st->db_conns, st->db_mode == BACKENDS_DB_SYNC, st->db_timeout,
                         &st->db_latency_ms};
+    backends_worker_t *bw = calloc(1, sizeof(*bw));
 
-    if ((w->pg = pg_pool_create(w->ctx.loop, &pg, &b->registry, m, w->index)) == NULL)
+    if (bw == NULL)
+        h2o_fatal("out of memory");
+    w->ext = bw;
+    if ((bw->pg = pg_pool_create(w->ctx.loop, &pg, &b->registry, m, w->index)) == NULL)
         h2o_fatal("cannot create the PostgreSQL pool");
-    w->offload_pool = b->offload;
-    if (b->offload != NULL && (w->offload = offload_receiver_create(b->server->queues[w->index])) == NULL)
+    bw->offload_pool = b->offload;
+    if (b->offload != NULL && (bw->offload = offload_receiver_create(b->server->queues[w->index])) == NULL)
         h2o_fatal("out of memory");
     /* with the admin listener --redis-cache may turn on later: its client
      * is there from the start */
@@ -95,20 +99,22 @@ static void on_worker_start(server_worker_t *w, void *data)
                                st->cache_local || b->server->cfg->has_admin_listen, st->cache_ttl, &st->redis_cache,
                                &st->cache_local};
         /* the URL was validated at startup, so NULL here is memory */
-        if ((w->cache = cache_create(w->ctx.loop, &cs, &b->cache_families, m, w->index)) == NULL)
+        if ((bw->cache = cache_create(w->ctx.loop, &cs, &b->cache_families, m, w->index)) == NULL)
             h2o_fatal("cannot create the Redis client");
     }
 }
 
 static void on_worker_stop(server_worker_t *w, void *data)
 {
+    backends_worker_t *bw = w->ext;
     (void)data;
-    offload_receiver_destroy(w->offload);
-    w->offload = NULL;
-    cache_destroy(w->cache);
-    w->cache = NULL;
-    pg_pool_destroy(w->pg);
-    w->pg = NULL;
+    if (bw == NULL)
+        return;
+    offload_receiver_destroy(bw->offload);
+    cache_destroy(bw->cache);
+    pg_pool_destroy(bw->pg);
+    free(bw);
+    w->ext = NULL;
 }
 
 int backends_attach(backends_t *b)

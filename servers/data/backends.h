@@ -12,6 +12,7 @@
 
 #include "core/server.h"
 #include "data/cache/cache.h"
+#include "data/offload.h"
 #include "data/pg.h"
 
 typedef enum backends_db_mode {
@@ -36,6 +37,22 @@ typedef struct backends_settings {
     int cache_local;     /* a per-worker near cache in front of Redis */
     int offload_threads; /* 0 = as many as workers */
 } backends_settings_t;
+
+/* A worker's handles to the data layer, made on its thread by the worker
+ * hook; the core keeps them for the worker (server_worker_t's ext) without
+ * knowing them. */
+typedef struct backends_worker {
+    pg_pool_t *pg;
+    cache_client_t *cache;        /* NULL without --redis-cache and the admin listener */
+    offload_pool_t *offload_pool; /* shared by every worker; NULL when no thread is needed */
+    offload_receiver_t *offload;  /* this worker's completions */
+} backends_worker_t;
+
+/* w's handles; valid on w's thread while it serves. */
+static inline backends_worker_t *backends_of(const server_worker_t *w)
+{
+    return w->ext;
+}
 
 typedef struct backends {
     backends_settings_t settings; /* filled by config_parse() */

@@ -170,7 +170,8 @@ int pg_metrics_register(pg_registry_t *reg, metrics_registry_t *families)
     by_statement.nseries = reg->n;
     if ((reg->family_queries = metrics_register(families, &by_statement)) < 0 ||
         (reg->family_pool_wait = metrics_register(families, &pool_wait)) < 0 ||
-        (reg->family_errors = metrics_register(families, &errors)) < 0)
+        (reg->family_errors = metrics_register(families, &errors)) < 0 ||
+        (reg->wait = metrics_register_wait(families, "db", "PostgreSQL")) < 0)
         return -1;
     return 0;
 }
@@ -293,7 +294,7 @@ static void answer(pg_pool_t *pool, pg_entry_t *e, pg_status_t status, request_t
         metrics_histogram_observe(&pool->query_durations[e->stmt->id], now - e->sent_ns + e->held_ns);
     }
     if (rq != NULL) {
-        rq->db_ns += now - e->queued_ns;
+        rq->wait_ns[pool->reg->wait] += now - e->queued_ns;
         e->cb(rq, &result);
     }
 }

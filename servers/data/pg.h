@@ -65,6 +65,7 @@ typedef struct pg_registry {
     const char *names[64]; /* the stmts' names: db_query_duration_seconds' `query` labels */
     size_t n;
     int family_queries, family_pool_wait, family_errors; /* set by pg_metrics_register */
+    int wait; /* its kind of wait ("db") in request_t's wait_ns[], set by pg_metrics_register */
 } pg_registry_t;
 
 typedef enum pg_status {

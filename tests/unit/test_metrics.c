@@ -65,26 +65,44 @@ START_TEST(requests_are_summed_across_workers)
 }
 END_TEST
 
-START_TEST(db_time_is_summed_per_route)
+START_TEST(waits_are_summed_per_route)
 {
     metrics_t m;
+    metrics_registry_t reg = {0};
     double v;
     size_t len;
-    ck_assert_int_eq(metrics_init(&m, routes, 3, NULL, 2, "v", "f"), 0);
-    metrics_observe_db(&m, 0, 1, 1500000);  /* 1.5 ms */
-    metrics_observe_db(&m, 1, 1, 2500000);  /* 2.5 ms on the other worker */
-    metrics_observe_db(&m, 0, 0, 0);        /* no database: no series */
-    metrics_observe_db(&m, 1, 9, 1000);     /* unknown route: ignored */
+    ck_assert_int_eq(metrics_register_wait(&reg, "db", "PostgreSQL"), 0);
+    ck_assert_int_eq(metrics_register_wait(&reg, "cache", "Redis"), 1);
+    ck_assert_int_eq(metrics_init(&m, routes, 3, &reg, 2, "v", "f"), 0);
+    uint64_t a[METRICS_MAX_WAITS] = {1500000, 0}, b[METRICS_MAX_WAITS] = {2500000, 700000},
+             none[METRICS_MAX_WAITS] = {0};
+    metrics_observe_waits(&m, 0, 1, a); /* 1.5 ms on PostgreSQL */
+    metrics_observe_waits(&m, 1, 1, b); /* 2.5 ms more, and 0.7 ms on Redis, on the other worker */
+    metrics_observe_waits(&m, 0, 0, none); /* no wait: no series */
+    metrics_observe_waits(&m, 1, 9, b);    /* unknown route: ignored */
     char *text = metrics_render(&m, &len);
     ck_assert_ptr_nonnull(text);
     ck_assert(series(text, "http_request_db_seconds_total{route=\"/api/articles/:slug\"}", &v));
     ck_assert_double_eq_tol(v, 0.004, 1e-9);
+    ck_assert(series(text, "http_request_cache_seconds_total{route=\"/api/articles/:slug\"}", &v));
+    ck_assert_double_eq_tol(v, 0.0007, 1e-9);
     ck_assert(!series(text, "http_request_db_seconds_total{route=\"/health_check\"}", &v));
+    ck_assert(strstr(text, "# HELP http_request_db_seconds_total Time requests waited on PostgreSQL (Server-Timing's "
+                           "db), by route template.\n") != NULL);
     const char *type = strstr(text, "# TYPE http_request_db_seconds_total counter");
     const char *sample = strstr(text, "\nhttp_request_db_seconds_total{");
     ck_assert(type != NULL && sample != NULL && type < sample);
     free(text);
     metrics_dispose(&m);
+}
+END_TEST
+
+START_TEST(waits_are_bounded)
+{
+    metrics_registry_t reg = {0};
+    for (int i = 0; i < METRICS_MAX_WAITS; i++)
+        ck_assert_int_eq(metrics_register_wait(&reg, "w", "W"), i);
+    ck_assert_int_eq(metrics_register_wait(&reg, "x", "X"), -1);
 }
 END_TEST
 
@@ -245,7 +263,8 @@ int main(void)
     Suite *s = suite_create("metrics");
     TCase *tc = tcase_create("render");
     tcase_add_test(tc, requests_are_summed_across_workers);
-    tcase_add_test(tc, db_time_is_summed_per_route);
+    tcase_add_test(tc, waits_are_summed_per_route);
+    tcase_add_test(tc, waits_are_bounded);
     tcase_add_test(tc, labels_are_escaped_and_types_declared_first);
     tcase_add_test(tc, gauges_are_summed);
     tcase_add_test(tc, registered_families_are_rendered);

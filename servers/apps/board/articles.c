@@ -209,7 +209,7 @@ static void on_page(request_t *rq, const pg_result_t *res)
      * overstate it): only then, without --count-pagination, count. */
     if (!st->failed && rows == 0 && st->offset > 0 && !st->counting) {
         st->pending++;
-        pg_query(rq->worker->pg, rq, st->count_stmt, st->filter, on_count);
+        pg_query(app_pg(rq), rq, st->count_stmt, st->filter, on_count);
     }
     if (!st->failed) {
         jsonw_init(&st->page, &rq->req->pool, 64 + 700 * (size_t)rows);
@@ -253,9 +253,9 @@ static void list_as(request_t *rq, long long viewer)
     /* both queries go out in the same pass, so they share a round trip */
     st->pending = counting ? 2 : 1;
     if (counting)
-        pg_query(rq->worker->pg, rq, count, filter, on_count);
+        pg_query(app_pg(rq), rq, count, filter, on_count);
     if (!st->failed)
-        pg_query(rq->worker->pg, rq, list, page, on_page);
+        pg_query(app_pg(rq), rq, list, page, on_page);
     else
         st->pending--;
 }
@@ -336,7 +336,7 @@ static void get_as(request_t *rq, long long viewer)
         return;
     }
     const char *params[2] = {app_itoa(rq, viewer), slug};
-    pg_query(rq->worker->pg, rq, &stmt_by_slug, params, on_article);
+    pg_query(app_pg(rq), rq, &stmt_by_slug, params, on_article);
 }
 
 /* --- writes ------------------------------------------------------------------ */
@@ -356,7 +356,7 @@ static void explain_no_row(request_t *rq)
 {
     write_state_t *st = rq->app;
     const char *params[1] = {st->slug};
-    pg_query(rq->worker->pg, rq, &stmt_author, params, on_author);
+    pg_query(app_pg(rq), rq, &stmt_author, params, on_author);
 }
 
 /* Then show the written article as its author sees it. */
@@ -459,7 +459,7 @@ static void create_as(request_t *rq, long long user)
     st->user = user;
     board_slug_prefix(title, prefix);
     const char *params[6] = {prefix, title, description, body, app_itoa(rq, user), has_tags ? tags : "{}"};
-    pg_query(rq->worker->pg, rq, &stmt_create, params, on_created); /* copies the parameters */
+    pg_query(app_pg(rq), rq, &stmt_create, params, on_created); /* copies the parameters */
     json_decref(doc);
 }
 
@@ -502,7 +502,7 @@ static void update_as(request_t *rq, long long user)
         board_slug_prefix(title, prefix);
     const char *params[7] = {slug,        app_itoa(rq, user), pooled(rq, title), title != NULL ? prefix : NULL,
                              description, body,               has_tags ? tags : NULL};
-    pg_query(rq->worker->pg, rq, &stmt_update, params, on_updated);
+    pg_query(app_pg(rq), rq, &stmt_update, params, on_updated);
     json_decref(doc);
 }
 
@@ -526,7 +526,7 @@ static void delete_as(request_t *rq, long long user)
         return;
     }
     const char *params[2] = {st->slug, app_itoa(rq, user)};
-    pg_query(rq->worker->pg, rq, &stmt_delete, params, on_deleted);
+    pg_query(app_pg(rq), rq, &stmt_delete, params, on_deleted);
 }
 
 static void on_favorite_changed(request_t *rq, const pg_result_t *res)
@@ -550,7 +550,7 @@ static void change_favorite(request_t *rq, long long user, const pg_statement_t 
         return;
     }
     const char *params[2] = {st->slug, app_itoa(rq, user)};
-    pg_query(rq->worker->pg, rq, stmt, params, on_favorite_changed);
+    pg_query(app_pg(rq), rq, stmt, params, on_favorite_changed);
 }
 
 static void favorite_as(request_t *rq, long long user)

@@ -74,7 +74,7 @@ static void list_as(request_t *rq, long long viewer)
         return;
     }
     const char *params[2] = {slug, app_itoa(rq, viewer)};
-    pg_query(rq->worker->pg, rq, &stmt_list, params, on_list);
+    pg_query(app_pg(rq), rq, &stmt_list, params, on_list);
 }
 
 static void on_created(request_t *rq, const pg_result_t *res)
@@ -114,7 +114,7 @@ static void create_as(request_t *rq, long long user)
         return;
     }
     const char *params[3] = {slug, app_itoa(rq, user), body};
-    pg_query(rq->worker->pg, rq, &stmt_create, params, on_created);
+    pg_query(app_pg(rq), rq, &stmt_create, params, on_created);
     json_decref(doc);
 }
 
@@ -141,7 +141,7 @@ static void on_deleted(request_t *rq, const pg_result_t *res)
         return;
     if (PQntuples(res->res) == 0) {
         const char *params[2] = {st->id, st->slug};
-        pg_query(rq->worker->pg, rq, &stmt_owner, params, on_owner);
+        pg_query(app_pg(rq), rq, &stmt_owner, params, on_owner);
         return;
     }
     respond_send(rq->req, 204, "application/json", "", 0);
@@ -162,7 +162,7 @@ static void delete_as(request_t *rq, long long user)
     }
     st->id = app_itoa(rq, id);
     const char *params[3] = {st->id, st->slug, app_itoa(rq, user)};
-    pg_query(rq->worker->pg, rq, &stmt_delete, params, on_deleted);
+    pg_query(app_pg(rq), rq, &stmt_delete, params, on_deleted);
 }
 
 static void on_tags(request_t *rq, const pg_result_t *res)
@@ -180,7 +180,7 @@ static void on_tags(request_t *rq, const pg_result_t *res)
 static int get_tags(h2o_req_t *req, request_t *rq)
 {
     (void)req;
-    pg_query(rq->worker->pg, rq, &stmt_tags, NULL, on_tags);
+    pg_query(app_pg(rq), rq, &stmt_tags, NULL, on_tags);
     return 0;
 }
 

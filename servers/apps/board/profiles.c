@@ -74,7 +74,7 @@ static void query_profile(request_t *rq, long long viewer, const pg_statement_t 
         return;
     }
     const char *params[2] = {name, app_itoa(rq, viewer)};
-    pg_query(rq->worker->pg, rq, stmt, params, on_profile);
+    pg_query(app_pg(rq), rq, stmt, params, on_profile);
 }
 
 static void get_as(request_t *rq, long long viewer)

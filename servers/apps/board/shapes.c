@@ -126,7 +126,7 @@ static void on_article_201(request_t *rq, const pg_result_t *res)
 void board_send_article_by_id(request_t *rq, long long id, long long viewer, int status)
 {
     const char *params[2] = {app_itoa(rq, viewer), app_itoa(rq, id)};
-    pg_query(rq->worker->pg, rq, &board_stmt_article_by_id, params, status == 201 ? on_article_201 : on_article_200);
+    pg_query(app_pg(rq), rq, &board_stmt_article_by_id, params, status == 201 ? on_article_201 : on_article_200);
 }
 
 void board_slug_prefix(const char *title, char out[128])

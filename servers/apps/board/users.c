@@ -156,7 +156,7 @@ static void hashed_for_register(request_t *rq, void *arg)
         return;
     }
     const char *params[4] = {st->username, st->email, st->hash, st->token_hash};
-    pg_query(rq->worker->pg, rq, &stmt_register, params, on_registered);
+    pg_query(app_pg(rq), rq, &stmt_register, params, on_registered);
 }
 
 static int post_users(h2o_req_t *req, request_t *rq)
@@ -241,7 +241,7 @@ static void verified_for_login(request_t *rq, void *arg)
         return;
     }
     const char *params[2] = {st->token_hash, app_itoa(rq, st->user_id)};
-    pg_query(rq->worker->pg, rq, &stmt_session, params, on_session_created);
+    pg_query(app_pg(rq), rq, &stmt_session, params, on_session_created);
 }
 
 static void on_login_user(request_t *rq, const pg_result_t *res)
@@ -281,7 +281,7 @@ static int post_login(h2o_req_t *req, request_t *rq)
     strcpy(st->password, password);
     const char *params[1] = {h2o_strdup(&rq->req->pool, email, SIZE_MAX).base};
     json_decref(doc);
-    pg_query(rq->worker->pg, rq, &stmt_login, params, on_login_user);
+    pg_query(app_pg(rq), rq, &stmt_login, params, on_login_user);
     return 0;
 }
 
@@ -303,7 +303,7 @@ static void logout_as(request_t *rq, long long user_id)
     snprintf(header, sizeof(header), "Token %s", token);
     auth_token_hash(header, strlen(header), hash);
     const char *params[1] = {hash};
-    pg_query(rq->worker->pg, rq, &stmt_logout, params, on_logged_out);
+    pg_query(app_pg(rq), rq, &stmt_logout, params, on_logged_out);
 }
 
 /* --- GET /api/user -------------------------------------------------------- */
@@ -322,7 +322,7 @@ static void on_user(request_t *rq, const pg_result_t *res)
 static void get_user_as(request_t *rq, long long user_id)
 {
     const char *params[1] = {app_itoa(rq, user_id)};
-    pg_query(rq->worker->pg, rq, &stmt_user, params, on_user);
+    pg_query(app_pg(rq), rq, &stmt_user, params, on_user);
 }
 
 /* --- PUT /api/user -------------------------------------------------------- */
@@ -356,7 +356,7 @@ static void run_update(request_t *rq, update_job_t *st)
                              st->image,
                              st->set_image ? "t" : "f",
                              st->set_bio ? "t" : "f"};
-    pg_query(rq->worker->pg, rq, &stmt_update, params, on_user_updated);
+    pg_query(app_pg(rq), rq, &stmt_update, params, on_user_updated);
 }
 
 static void hash_for_update(void *arg)

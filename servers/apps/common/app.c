@@ -161,13 +161,13 @@ int app_is_utf8(const char *s, size_t len)
 
 void app_offload(request_t *rq, void (*work)(void *arg), void (*done)(request_t *rq, void *arg), void *arg)
 {
-    server_worker_t *w = rq->worker;
-    if (w->offload_pool == NULL || pg_pool_is_sync(w->pg)) {
+    backends_worker_t *b = backends_of(rq->worker);
+    if (b->offload_pool == NULL || pg_pool_is_sync(b->pg)) {
         work(arg);
         done(rq, arg);
         return;
     }
-    offload_run(w->offload_pool, w->offload, rq, work, done, arg);
+    offload_run(b->offload_pool, b->offload, rq, work, done, arg);
 }
 
 const char *app_string_field(json_t *obj, const char *name, size_t limit, int required, json_t *errors)

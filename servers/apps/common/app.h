@@ -10,9 +10,20 @@
 #include <jansson.h>
 
 #include "core/request.h"
+#include "data/backends.h"
 #include "data/pg.h"
 
 #define APP_MAX_PARAM 1024 /* longest query parameter accepted */
+
+/* The handler's worker's PostgreSQL pool, and its Redis client (NULL: none). */
+static inline pg_pool_t *app_pg(const request_t *rq)
+{
+    return backends_of(rq->worker)->pg;
+}
+static inline cache_client_t *app_cache(const request_t *rq)
+{
+    return backends_of(rq->worker)->cache;
+}
 
 /* The per-request state block of a handler, allocated in the request's pool
  * on first use (zeroed) and found again in later callbacks. */

@@ -106,7 +106,7 @@ void auth_require(request_t *rq, auth_fn cb)
     }
     rq->auth = st;
     params[0] = st->hash;
-    pg_query(rq->worker->pg, rq, &stmt_session, params, on_session);
+    pg_query(app_pg(rq), rq, &stmt_session, params, on_session);
 }
 
 void auth_optional(request_t *rq, auth_fn cb)

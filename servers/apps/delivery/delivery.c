@@ -172,12 +172,12 @@ static void reply_after_invalidation(request_t *rq, int status, PGresult *r)
     w->status = status;
     w->body = jsonw_result(&out);
     rq->app = w;
-    if (rq->worker->cache == NULL) {
+    if (app_cache(rq) == NULL) {
         send_write_reply(rq);
         return;
     }
     category_key(key, sizeof(key), col_int(r, 0, STORE_CATEGORY_ID));
-    cache_invalidate(rq->worker->cache, rq, key, send_write_reply);
+    cache_invalidate(app_cache(rq), rq, key, send_write_reply);
 }
 
 /* --- GET /stores/categories ----------------------------------------------- */
@@ -197,7 +197,7 @@ static void on_categories(request_t *rq, const pg_result_t *res)
 static int get_categories(h2o_req_t *req, request_t *rq)
 {
     (void)req;
-    pg_query(rq->worker->pg, rq, &stmt_categories, NULL, on_categories);
+    pg_query(app_pg(rq), rq, &stmt_categories, NULL, on_categories);
     return 0;
 }
 
@@ -227,7 +227,7 @@ static void on_listing_rows(request_t *rq, const pg_result_t *res)
     jsonw_raw(&w, "]", 1);
     h2o_iovec_t body = jsonw_result(&w);
     if (st->fill_cache)
-        cache_hset(rq->worker->cache, st->key, cache_field(rq, st->address), body.base, body.len);
+        cache_hset(app_cache(rq), st->key, cache_field(rq, st->address), body.base, body.len);
     respond_send_pooled(rq->req, 200, "application/json", body);
 }
 
@@ -237,7 +237,7 @@ static void query_listing(request_t *rq)
     char category[24];
     const char *params[2] = {category, st->address};
     snprintf(category, sizeof(category), "%lld", st->category);
-    pg_query(rq->worker->pg, rq, st->address != NULL ? &stmt_by_category_address : &stmt_by_category, params,
+    pg_query(app_pg(rq), rq, st->address != NULL ? &stmt_by_category_address : &stmt_by_category, params,
              on_listing_rows);
 }
 
@@ -287,7 +287,7 @@ static int get_stores(h2o_req_t *req, request_t *rq)
         st->address = v;
     }
     category_key(st->key, sizeof(st->key), st->category);
-    cache_hget(rq->worker->cache, rq, st->key, cache_field(rq, st->address), on_listing_cached);
+    cache_hget(app_cache(rq), rq, st->key, cache_field(rq, st->address), on_listing_cached);
     return 0;
 }
 
@@ -337,7 +337,7 @@ static int get_store(h2o_req_t *req, request_t *rq)
         return 0;
     }
     snprintf(id, sizeof(id), "%lld", v);
-    pg_query(rq->worker->pg, rq, &stmt_store, params, on_store);
+    pg_query(app_pg(rq), rq, &stmt_store, params, on_store);
     return 0;
 }
 
@@ -386,7 +386,7 @@ static void create_as(request_t *rq, long long user_id)
     snprintf(owner, sizeof(owner), "%lld", user_id);
     snprintf(category_text, sizeof(category_text), "%lld", category);
     const char *params[6] = {name, phone, address, owner, intro != NULL ? intro : "", category_text};
-    pg_query(rq->worker->pg, rq, &stmt_create, params, on_created); /* copies the parameters */
+    pg_query(app_pg(rq), rq, &stmt_create, params, on_created); /* copies the parameters */
     json_decref(body);
 }
 
@@ -411,7 +411,7 @@ static void on_status_set(request_t *rq, const pg_result_t *res)
     if (PQntuples(res->res) == 0) {
         /* not updated: tell a missing store from someone else's */
         const char *params[1] = {st->store_text};
-        pg_query(rq->worker->pg, rq, &stmt_owner, params, on_owner);
+        pg_query(app_pg(rq), rq, &stmt_owner, params, on_owner);
         return;
     }
     reply_after_invalidation(rq, 200, res->res);
@@ -432,7 +432,7 @@ static void set_status_as(request_t *rq, long long user_id, const char *status)
     snprintf(st->store_text, sizeof(st->store_text), "%lld", store);
     snprintf(user, sizeof(user), "%lld", user_id);
     const char *params[3] = {st->store_text, user, status};
-    pg_query(rq->worker->pg, rq, &stmt_set_status, params, on_status_set);
+    pg_query(app_pg(rq), rq, &stmt_set_status, params, on_status_set);
 }
 
 static void open_as(request_t *rq, long long user_id)

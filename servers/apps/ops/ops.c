@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/respond.h"
+#include "data/backends.h"
 #include "data/cache/cache.h"
 #include "data/pg.h"
 
@@ -44,8 +45,9 @@ static int on_metrics(h2o_req_t *req, request_t *rq)
 static int on_readyz(h2o_req_t *req, request_t *rq)
 {
     server_worker_t *w = rq->worker;
-    int db_up = w->pg != NULL && pg_pool_is_up(w->pg);
-    int redis_on = cache_in_use(w->cache), redis_up = redis_on && cache_is_up(w->cache);
+    backends_worker_t *b = backends_of(w);
+    int db_up = b != NULL && b->pg != NULL && pg_pool_is_up(b->pg);
+    int redis_on = b != NULL && cache_in_use(b->cache), redis_up = redis_on && cache_is_up(b->cache);
     int held = fault_unready(&w->server->faults);
     json_t *doc = json_pack("{s:s,s:s}", "db", db_up ? "ok" : "down", "redis",
                             !redis_on ? "disabled" : (redis_up ? "ok" : "down"));

@@ -94,7 +94,8 @@ static void run_on_pool(request_t *rq, offload_work_fn work, int ms, config_hand
         h2o_fatal("out of memory");
     job->ms = ms;
     job->mode = mode;
-    offload_run(rq->worker->offload_pool, rq->worker->offload, rq, work, on_job_done, job);
+    backends_worker_t *b = backends_of(rq->worker);
+    offload_run(b->offload_pool, b->offload, rq, work, on_job_done, job);
 }
 
 /* --- GET /work/cpu -------------------------------------------------------- */
@@ -109,7 +110,7 @@ static int on_cpu(h2o_req_t *req, request_t *rq)
         return 0;
     /* the data layer creates the pool whenever handler mode is not inline;
      * the reply names the mode that actually ran, should that ever be wrong */
-    if (mode == CONFIG_HANDLER_INLINE || w->offload_pool == NULL) {
+    if (mode == CONFIG_HANDLER_INLINE || backends_of(w)->offload_pool == NULL) {
         cpuburn_ns((uint64_t)ms * 1000000u);
         respond_done(req, ms, CONFIG_HANDLER_INLINE);
         return 0;
@@ -138,7 +139,7 @@ static int on_sleep(h2o_req_t *req, request_t *rq)
 
     if (ms < 0)
         return 0;
-    if (mode == CONFIG_HANDLER_INLINE || w->offload_pool == NULL) {
+    if (mode == CONFIG_HANDLER_INLINE || backends_of(w)->offload_pool == NULL) {
         sleep_blocking(ms);
         respond_done(req, ms, CONFIG_HANDLER_INLINE);
         return 0;

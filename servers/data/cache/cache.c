@@ -25,6 +25,7 @@ struct cache_client {
     cache_settings_t settings;
     uint64_t *requests;   /* cache_requests_total, one slot per cache_status_t */
     uint64_t *local_hits; /* cache_local_hits_total */
+    int wait;             /* request_t's wait_ns[] slot for Redis */
     char host[256];
     int port, db;
     cache_blocking_t *blocking; /* sync mode: every call goes there */
@@ -258,7 +259,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
 /* However it was answered (the copy, either connection, or not at all):
  * counts status, and a hit from the copy in cache_local_hits_total too;
  * unless rq is NULL (the request is gone), adds the time since started_ns
- * to rq->cache_ns and calls cb. A hit's value is copied into rq's pool
+ * to the request's Redis wait (wait_ns) and calls cb. A hit's value is copied into rq's pool
  * first, unless `local`: the copy pins its bytes for the request
  * (cache_near_lookup). */
 static void deliver(cache_client_t *c, request_t *rq, cache_get_fn cb, uint64_t started_ns, cache_status_t status,
@@ -271,7 +272,7 @@ static void deliver(cache_client_t *c, request_t *rq, cache_get_fn cb, uint64_t 
         metrics_add(c->local_hits, 1);
     if (rq == NULL)
         return;
-    rq->cache_ns += request_now_ns() - started_ns;
+    rq->wait_ns[c->wait] += request_now_ns() - started_ns;
     if (status == CACHE_HIT)
         v = local ? h2o_iovec_init(value, len) : h2o_strdup(&rq->req->pool, value, len);
     cb(rq, status, v);
@@ -373,7 +374,8 @@ int cache_metrics_register(cache_families_t *ids, metrics_registry_t *registry)
 
     if ((ids->requests = metrics_register(registry, &requests)) < 0 ||
         (ids->local_hits = metrics_register(registry, &local_hits)) < 0 ||
-        (ids->local_bytes = metrics_register(registry, &local_bytes)) < 0)
+        (ids->local_bytes = metrics_register(registry, &local_bytes)) < 0 ||
+        (ids->wait = metrics_register_wait(registry, "cache", "Redis")) < 0)
         return -1;
     return 0;
 }
@@ -388,6 +390,7 @@ cache_client_t *cache_create(h2o_evloop_t *loop, const cache_settings_t *setting
     c->settings = *settings;
     c->requests = metrics_counters(metrics, worker, ids->requests);
     c->local_hits = metrics_counters(metrics, worker, ids->local_hits);
+    c->wait = ids->wait;
     c->backoff_ms = CACHE_BACKOFF_MIN_MS;
     if (cache_parse_url(settings->url, c->host, sizeof(c->host), &c->port, &c->db) != 0) {
         free(c);

@@ -67,6 +67,7 @@ int cache_parse_url(const char *url, char *host, size_t hostlen, int *port, int 
  * cache_local_hits_total, cache_local_bytes): their ids, once registered. */
 typedef struct cache_families {
     int requests, local_hits, local_bytes;
+    int wait; /* its kind of wait ("cache") in request_t's wait_ns[] */
 } cache_families_t;
 
 /* Registers them, once, before the server runs. Returns 0, or -1 if
