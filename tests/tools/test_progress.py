@@ -2,15 +2,13 @@
 rewritten in place on a terminal, the server's req/s and errors from /metrics, an httperf run's
 replies from its output."""
 
-import http.server
 import io
 import os
 import tempfile
-import threading
 import time
 import unittest
 
-import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
+import toolstest  # puts loadscripts/ on the path (package sutlab_lab); text_server
 from sutlab_lab import progress  # noqa: E402,I100
 
 
@@ -66,26 +64,14 @@ class Samples(unittest.TestCase):
     def test_server_rate_reads_the_request_counter(self):
         counts = {"n": 0}
 
-        class Metrics(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                counts["n"] += 1
-                body = ("# TYPE http_requests_total counter\n"
-                        'http_requests_total{route="/x",method="GET",code="200"} %d\n'
-                        'http_requests_total{route="/x",method="GET",code="503"} %d\n'
-                        % (1000 * counts["n"], 5 * counts["n"])).encode()
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+        def text():
+            counts["n"] += 1
+            return ("# TYPE http_requests_total counter\n"
+                    'http_requests_total{route="/x",method="GET",code="200"} %d\n'
+                    'http_requests_total{route="/x",method="GET",code="503"} %d\n'
+                    % (1000 * counts["n"], 5 * counts["n"]))
 
-            def log_message(self, *a):
-                pass
-
-        srv = http.server.HTTPServer(("127.0.0.1", 0), Metrics)
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
-        self.addCleanup(srv.server_close)
-        self.addCleanup(srv.shutdown)
-        sample = progress.server_rate("http://127.0.0.1:%d" % srv.server_port)
+        sample = progress.server_rate(toolstest.text_server(self, text))
         self.assertIsNone(sample())  # the baseline
         time.sleep(0.5)
         text = sample()
