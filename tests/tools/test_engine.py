@@ -1,10 +1,14 @@
 """The experiment engine (loadscripts/sutlab_lab/engine): arms in alternated rounds, by
 themselves (run_rounds) and on a target that takes each arm's flags (run_on)."""
 
+import os
+import threading
+import time
 import unittest
 
-import toolstest  # noqa: F401  (first: it puts loadscripts/ on the path, for package sutlab_lab)
+import toolstest  # first: it puts loadscripts/ on the path, for package sutlab_lab
 from sutlab_lab import engine  # noqa: I100
+from sutlab_lab.errors import RunError
 
 
 class Rounds(unittest.TestCase):
@@ -87,6 +91,119 @@ class RunOn(unittest.TestCase):
         self.assertEqual(calls, [("with", 1), "drop", ("without", 1), "create", "drop", ("without", 2), "create",
                                  ("with", 2), ("with", 3), "drop", ("without", 3), "create"])
         self.assertEqual(rows, {"with": [1, 2, 3], "without": [1, 2, 3]})
+
+
+RATE = {"off": 100.0, "on": 1000.0}  # the fabricated server's requests a second in each state
+
+
+class FakeAdmin:
+    """An admin listener in front of a fabricated server whose request counter grows at
+    RATE[state]: the calls are recorded with their time, so the counter a scrape reads steps
+    exactly when (and only if) a change was made."""
+
+    def __init__(self):
+        self.calls, self.state, self.count, self.since = [], "was", 0.0, time.monotonic()
+        self.lock = threading.Lock()
+
+    def requests(self):
+        with self.lock:
+            now = time.monotonic()
+            return self.count + RATE.get(self.state, 0.0) * (now - self.since)
+
+    def check_live(self, flag):
+        self.calls.append(("check", flag))
+        if flag != "x":
+            raise RunError("--%s does not change live" % flag)
+        return "was"
+
+    def set(self, flag, value):
+        with self.lock:
+            now = time.monotonic()
+            self.count += RATE.get(self.state, 0.0) * (now - self.since)
+            self.state, self.since = value, now
+        self.calls.append(("set", flag, value, now))
+
+
+def metrics_text(admin):
+    """The fabricated server's /metrics: its counter, one latency bucket, its flag."""
+    n = int(admin.requests())
+    return ('# TYPE http_requests_total counter\n'
+            'http_requests_total{route="/r",method="GET",code="200"} %d\n'
+            '# TYPE http_request_duration_seconds histogram\n'
+            'http_request_duration_seconds_bucket{route="/r",le="0.001"} %d\n'
+            'http_request_duration_seconds_bucket{route="/r",le="+Inf"} %d\n'
+            'http_request_duration_seconds_sum{route="/r"} 0\n'
+            'http_request_duration_seconds_count{route="/r"} %d\n'
+            '# TYPE sutlab_build_info gauge\n'
+            'sutlab_build_info{version="1",flags="--x=%s"} 1\n' % (n, n, n, n, admin.state))
+
+
+class LiveTarget:
+    def __init__(self, admin, url):
+        self.admin, self.url = admin, url
+
+    def pids(self):
+        return [os.getpid()]
+
+    def pg_pid(self):
+        return None
+
+
+class RunLive(unittest.TestCase):
+    """run_live: one load, the second arm's change made live at its half, each arm's row from its
+    stretch of the scrapes, the flag set back."""
+
+    def setUp(self):
+        self.admin = FakeAdmin()
+        self.target = LiveTarget(self.admin, toolstest.text_server(self, lambda: metrics_text(self.admin)))
+        self.arms = [engine.Arm("off", live={"x": "off"}), engine.Arm("on", live={"x": "on"})]
+
+    def test_the_change_at_the_half_and_each_arm_its_stretch(self):
+        events = []
+
+        def load(seconds):
+            events.append(("load", seconds, time.monotonic(), self.admin.state))
+            time.sleep(seconds)
+            return {"requests": 7}
+        rows, run = engine.run_live(self.target, self.arms, load, seconds=1.5, settle=0.3,
+                                    warm=lambda: events.append(("warm", self.admin.state)))
+        self.assertEqual([c[:3] for c in self.admin.calls],
+                         [("check", "x"), ("set", "x", "off"), ("set", "x", "on"), ("set", "x", "was")])
+        self.assertEqual(events[0], ("warm", "off"))  # the first arm's state, before the load
+        self.assertEqual(events[1][:2], ("load", 3.0))  # one load: both arms' seconds
+        self.assertAlmostEqual(events[1][2], run.t0, delta=0.1)
+        t_on = self.admin.calls[2][3]
+        self.assertAlmostEqual(t_on - run.t0, 1.5, delta=0.25)  # the change at the half
+        self.assertEqual([name for name, _ in run.changes], ["off", "on"])
+        self.assertAlmostEqual(run.changes[1][1], t_on, delta=0.1)
+        self.assertEqual(run.load, {"requests": 7})
+        # each row reads the counter of its own state: a change made early, late or not at all
+        # gives a row the other state's rate
+        self.assertAlmostEqual(rows["off"][0]["rps"], RATE["off"], delta=RATE["off"] * 0.2)
+        self.assertAlmostEqual(rows["on"][0]["rps"], RATE["on"], delta=RATE["on"] * 0.2)
+        self.assertEqual((rows["off"][0]["build_flags"], rows["on"][0]["build_flags"]), ("--x=off", "--x=on"))
+        self.assertLessEqual(rows["on"][0]["seconds"], 1.5 - 0.3 + 0.05)  # the settle left out
+        timelines = {arm: rows[arm][0]["cpu_timeline"] for arm in ("off", "on")}  # the tiers' looks, split
+        self.assertTrue(timelines["off"] and timelines["on"], timelines)
+        self.assertTrue(all(p[0] <= t_on for p in timelines["off"]) and all(p[0] >= t_on for p in timelines["on"]))
+
+    def test_the_flag_is_set_back_when_the_load_fails(self):
+        def load(seconds):
+            raise RuntimeError("wrk failed")
+        with self.assertRaisesRegex(RuntimeError, "wrk failed"):
+            engine.run_live(self.target, self.arms, load, seconds=0.5)
+        self.assertEqual(self.admin.calls[-1][:3], ("set", "x", "was"))
+
+    def test_a_flag_that_does_not_change_live_stops_the_run_before_any_change(self):
+        arms = [engine.Arm("off", live={"x": "off"}), engine.Arm("on", live={"y": "on"})]
+        with self.assertRaisesRegex(RunError, "--y does not change live"):
+            engine.run_live(self.target, arms, lambda s: self.fail("no load"), seconds=0.5)
+        self.assertEqual(self.admin.calls, [("check", "x"), ("check", "y")])
+
+    def test_no_admin_listener(self):
+        self.target.admin = None
+        with self.assertRaisesRegex(RunError, "admin listener"):
+            engine.run_live(self.target, self.arms, lambda s: self.fail("no load"), seconds=0.5)
 
 
 if __name__ == "__main__":

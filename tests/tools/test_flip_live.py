@@ -1,12 +1,13 @@
-"""flip --live (loadscripts/sutlab_lab/flip/live.py): a scrape of /metrics as one point, the
-latency quantiles interpolated within a bucket, and a half's figures."""
+"""flip --live's figures, from the engine's live sampler (loadscripts/sutlab_lab/engine/live.py): a
+scrape of /metrics as one point, the latency quantiles interpolated within a bucket, and a half's
+figures (a stretch of the scrapes)."""
 
 import unittest
 
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
 from sutlab_lab import metrics  # noqa: E402,I100
 from sutlab_lab.errors import RunError  # noqa: E402
-from sutlab_lab.flip import live  # noqa: E402
+from sutlab_lab.engine import live  # noqa: E402
 
 TEXT = """# TYPE http_requests_total counter
 http_requests_total{route="/stores",method="GET",code="200"} %(ok)d
@@ -43,14 +44,22 @@ class Live(unittest.TestCase):
         self.assertAlmostEqual(live.quantile(0.99, lo, hi), 10.0)      # in +Inf: the last finite bound
         self.assertIsNone(live.quantile(0.5, hi, hi))                  # no request in between
 
+    def test_a_point_and_a_stretch_say_the_flags_in_force(self):
+        info = '# TYPE sutlab_build_info gauge\nsutlab_build_info{version="1",flags="--gzip=%s"} 1\n'
+        texts = [TEXT % dict(ok=n, bad=0, b1=n, b2=n, b3=n) + info % word for n, word in ((0, "off"), (10, "on"))]
+        pts = [live.point(float(t), metrics.parse_metrics(text), 0.0) for t, text in enumerate(texts)]
+        self.assertEqual(pts[0]["flags"], "--gzip=off")
+        self.assertEqual(live.stretch(pts, 0.0, 1.0)["build_flags"], "--gzip=on")  # the last scrape's
+        self.assertIsNone(point(0.0, 0, 0, 0, 0, 0, 0.0)["flags"])  # no sutlab_build_info
+
     def test_a_half(self):
         pts = [point(0.0, 0, 0, 0, 0, 0, 0.0), point(1.0, 90, 10, 50, 90, 100, 0.5),
                point(2.0, 180, 20, 100, 180, 200, 1.0)]
-        h = live.half(pts, 0.0, 2.0)
+        h = live.stretch(pts, 0.0, 2.0)
         self.assertEqual((h["rps"], h["errors"], h["cpu_pct"]), (100.0, 20, 50.0))
         self.assertAlmostEqual(h["cpu_us_req"], 5000.0)
         with self.assertRaises(RunError):
-            live.half(pts, 5.0, 9.0)
+            live.stretch(pts, 5.0, 9.0)
 
 
 if __name__ == "__main__":

@@ -290,7 +290,7 @@ def live_admin(args):
     if not args.live:
         return [], None
     if args.spawn:
-        return live.spawn_admin_flags()
+        return engine.live.spawn_admin_flags()
     token = os.environ.get("SUTLAB_ADMIN_TOKEN")
     if args.admin_token_file:
         try:
@@ -300,16 +300,16 @@ def live_admin(args):
             raise RunError("--admin-token-file: %s" % e)
     if not token:
         raise RunError("--live: no admin token (--admin-token-file FILE or $SUTLAB_ADMIN_TOKEN)")
-    return [], live.Admin(args.admin_url, token)
+    return [], engine.live.Admin(args.admin_url, token)
 
 
-def run_live(args, p, target, scenario, admin):
+def run_live(args, p, target, scenario):
     """The live run's halves as flip's results ({label: [r]}), and its curve."""
     token = load.login_token(target.url) if scenario in load.TOKEN_SCENARIOS else None
     ok, why = load.probe(target.url, scenario)
     if not ok:
         raise RunError("the endpoint does not answer 2xx: %s" % why)
-    results, rows, t_change, whole = live.run(args, target, scenario, p, admin, token)
+    results, rows, t_change, whole = live.run(args, target, scenario, p, token)
     return results, {"rows": rows, "t_change": t_change, "load": whole}
 
 
@@ -418,13 +418,13 @@ def main(argv):
             idx_original = plan.indexes_state(sutlab_bin, db_url)
         args.pin_db = plan.pin_setting(args)
         args.probe = plan.probe_setting(args)
-        admin_flags, admin = live_admin(args)
+        admin_flags, target.admin = live_admin(args)
         target.apply(p.runs[0][1] + admin_flags, "off")
         scenario = load.choose_scenario(args, target.url, plan.spec_of(args.flag))
         page = htmlreport.Report("flip", "flip --%s%s" % (args.flag, " --live" if args.live else ""), url=target.url)
         started = time.time()
         if args.live:
-            results, curve = run_live(args, p, target, scenario, admin)
+            results, curve = run_live(args, p, target, scenario)
         else:
             results, curve = run_rounds(args, p, target, scenario), None
         window = (started, time.time())

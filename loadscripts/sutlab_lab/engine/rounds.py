@@ -10,6 +10,7 @@ drifting during the runs favours none of them.
 
 run_on is the usual experiment: before each measured run the target takes the arm's flags (a
 restart when they differ from the ones in force), then the arm's setup runs, then measure.
+(Live arms, changed through the admin listener as stretches of one load: live.run_live.)
 """
 
 
@@ -24,10 +25,14 @@ class Arm:
     teardown callable() run after each of its runs, whatever happened (the action undone)
     measure  callable(seconds) -> row: the arm's own measured run (run_rounds); run_on makes it
     warm     callable(seconds): the unmeasured run before the rounds (default: a measure, dropped)
+    live     {flag: value} set in the running server through the target's admin listener, no
+             restart (run_live, live.py: at the arm's point of one load), or None
     """
 
-    def __init__(self, name, measure=None, warm=None, flags=None, change=None, setup=None, teardown=None):
+    def __init__(self, name, measure=None, warm=None, flags=None, change=None, setup=None, teardown=None,
+                 live=None):
         self.name, self.flags, self.change, self.setup, self.teardown = name, flags, change, setup, teardown
+        self.live = live
         self.measure = measure
         self.warm = warm or measure
 

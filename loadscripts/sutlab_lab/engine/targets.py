@@ -65,7 +65,8 @@ def run_logged(argv, logpath, title):
 class Target:
     """What every target has: url, apply(flags, label) (restart with them, return once it
     answers), pids(), pg_pid(), restore() (the flags it had), describe(); `original` its flags
-    before the experiment, db_url and bin when they are known; log(msg) says what it does."""
+    before the experiment, db_url and bin when they are known; `admin` its admin listener
+    (live.Admin, through which live arms change it) when it has one; log(msg) says what it does."""
 
     kind = ""
 
@@ -75,6 +76,7 @@ class Target:
         self.current = None  # flags last applied
         self.original = []
         self.db_url, self.bin = args.db_url, None
+        self.admin = None
 
     def pg_pid(self):
         return procs.read_pidfile(self.args.pg_pid_file) if self.args.pg_pid_file else None
