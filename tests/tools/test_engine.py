@@ -93,6 +93,26 @@ class RunOn(unittest.TestCase):
         self.assertEqual(rows, {"with": [1, 2, 3], "without": [1, 2, 3]})
 
 
+class RunOnLive(unittest.TestCase):
+    def test_live_arms_alternated_without_a_restart_and_set_back(self):
+        admin, seen = FakeAdmin(), []
+        target = FakeTarget([])
+        target.admin = admin
+        arms = [engine.Arm("off", live={"x": "off"}), engine.Arm("on", live={"x": "on"})]
+        rows = engine.run_on(target, arms, lambda arm, rnd, s: seen.append((arm.name, admin.state)) or rnd,
+                             rounds=2, seconds=1)
+        self.assertEqual(seen, [("off", "off"), ("on", "on"), ("on", "on"), ("off", "off")])  # each run in its state
+        self.assertEqual(target.calls, [])  # no restart
+        self.assertEqual([c[:3] for c in admin.calls], [("check", "x"), ("set", "x", "off"), ("set", "x", "on"),
+                                                        ("set", "x", "on"), ("set", "x", "off"), ("set", "x", "was")])
+        self.assertEqual(rows, {"off": [1, 2], "on": [1, 2]})
+
+    def test_live_arms_need_an_admin_listener(self):
+        with self.assertRaisesRegex(RunError, "admin listener"):
+            engine.run_on(FakeTarget([]), [engine.Arm("on", live={"x": "on"})], lambda *a: self.fail("measured"),
+                          rounds=1, seconds=1)
+
+
 RATE = {"off": 100.0, "on": 1000.0}  # the fabricated server's requests a second in each state
 
 

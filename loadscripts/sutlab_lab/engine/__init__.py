@@ -7,8 +7,8 @@ and checks read. flip, the cases and bench's suites that compare arms run on it.
   targets    the server the arms run on, restarted with each arm's flags: the lab, one the engine
              spawns, one a command restarts (targets.py), with its admin listener (live.Admin)
              when it has one; a case's lab is cases/common.py's
-  run_on     for each round, each arm in the round's order: the target takes its flags, its setup
-             runs, the caller's measure(arm, round, seconds) gives the row
+  run_on     for each round, each arm in the round's order: the target takes its flags (or its
+             live change), its setup runs, the caller's measure(arm, round, seconds) gives the row
   run_rounds the same for arms that measure themselves (bench's suites: servers side by side)
   run_live   arms whose change is live ({flag: value} through the target's admin listener, no
              restart) as stretches of one load: the first arm's change before it, arm k's at

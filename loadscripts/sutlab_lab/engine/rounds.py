@@ -9,9 +9,11 @@ drifting during the runs favours none of them.
                   measure=lambda arm, rnd, seconds: {...}, rounds=3, seconds=10)
 
 run_on is the usual experiment: before each measured run the target takes the arm's flags (a
-restart when they differ from the ones in force), then the arm's setup runs, then measure.
-(Live arms, changed through the admin listener as stretches of one load: live.run_live.)
+restart when they differ from the ones in force) or its live change, then the arm's setup runs,
+then measure. (Live arms as stretches of one load rather than runs: live.run_live.)
 """
+
+from . import live
 
 
 class Arm:
@@ -63,9 +65,12 @@ def run_rounds(arms, rounds, seconds, warmup=0, log=None, on_result=None):
 
 def run_on(target, arms, measure, rounds, seconds, warmup=0, log=None, on_result=None):
     """The arms on one target in alternated rounds: for each run, target.apply(arm.flags,
-    arm.name) (when the arm has flags), arm.setup(), measure(arm, round, seconds) -> row, and
-    arm.teardown() however that went
-    (round 0: the warm-up, its row dropped). Returns {name: [row per round]}, as run_rounds."""
+    arm.name) (when the arm has flags), its live change through the target's admin listener
+    (when it has one), arm.setup(), measure(arm, round, seconds) -> row, and arm.teardown()
+    however that went (round 0: the warm-up, its row dropped); the live flags set back as they
+    were at the end. Returns {name: [row per round]}, as run_rounds."""
+    admin, was = live.state_before(target, arms)
+
     def bound(arm):
         count = [0]
 
@@ -74,6 +79,8 @@ def run_on(target, arms, measure, rounds, seconds, warmup=0, log=None, on_result
                 count[0] += 1
             if arm.flags is not None:
                 target.apply(arm.flags, arm.name)
+            if arm.live:
+                live.apply_live(admin, arm.live)
             try:
                 if arm.setup is not None:
                     arm.setup()
@@ -82,4 +89,7 @@ def run_on(target, arms, measure, rounds, seconds, warmup=0, log=None, on_result
                 if arm.teardown is not None:
                     arm.teardown()
         return Arm(arm.name, one, lambda s: one(s, 0), flags=arm.flags, change=arm.change)
-    return run_rounds([bound(a) for a in arms], rounds, seconds, warmup, log, on_result)
+    try:
+        return run_rounds([bound(a) for a in arms], rounds, seconds, warmup, log, on_result)
+    finally:
+        live.apply_live(admin, was)
