@@ -368,7 +368,15 @@ class NetnsLab(unittest.TestCase):
         pids = pids_in([os.path.join(self.var, "netns", "web", "sutlab-1.pid"),
                         os.path.join(self.var, "netns", "redis", "redis.pid")])
         self.assertEqual(len(pids), 2)
-        # the lab addresses exist only inside the namespaces
+        self.check_tiers_isolated()
+        self.check_rate_cap()
+        self.check_steps_in_client_namespace()
+        pids += self.check_scaled_web_tier()
+        self.check_down(pids)
+
+    def check_tiers_isolated(self):
+        """The lab addresses exist only inside the namespaces; client -> web -> db works, client -> db
+        does not; the database listens on its namespace address."""
         root_addrs = subprocess.run(["ip", "-o", "addr"], stdout=subprocess.PIPE, text=True).stdout
         self.assertNotIn("10.77.", root_addrs)
         client_addrs = self.client("ip", "-o", "addr").stdout
@@ -386,6 +394,8 @@ class NetnsLab(unittest.TestCase):
         proc = subprocess.run(["ip", "netns", "exec", self.names[2], "/usr/lib/postgresql/15/bin/pg_isready",
                                "-h", "10.77.2.2", "-p", "5432"], stdout=subprocess.PIPE, text=True)
         self.assertEqual(proc.returncode, 0, proc.stdout)
+
+    def check_rate_cap(self):
         # uncapped: a 5 MB file in a fraction of a second
         fast = self.download_seconds()
         self.assertLess(fast, 1.5)
@@ -398,8 +408,10 @@ class NetnsLab(unittest.TestCase):
         slow = self.download_seconds()
         self.assertGreater(slow, 3.0, "10mbit cap: 5 MB in %.2f s" % slow)
         self.assertLess(slow, 15.0)
-        # steps in the client namespace, wrk with two threads (--load-workers): the capped link is
-        # a tier of its table, and the one that limits
+
+    def check_steps_in_client_namespace(self):
+        """steps in the client namespace, wrk with two threads (--load-workers): the capped link is
+        a tier of its table, and the one that limits."""
         out_dir = os.path.join(self.var, "steps-net")
         proc = self.client("/usr/bin/python3", os.path.join(ROOT, "loadscripts", "steps"), "--tool", "wrk",
                            "--load-workers", "2", "--path", "/big.bin", "--levels", "4", "--duration", "3",
@@ -412,7 +424,10 @@ class NetnsLab(unittest.TestCase):
         self.assertGreater(float(step["net_rx_Bps"]), 0.85 * 1.25e6, step)
         with open(os.path.join(out_dir, "level-4.log")) as f:
             self.assertIn("2 threads and 4 connections", f.read())
-        # the scaled web tier inside the web namespace, behind nginx on the web address
+
+    def check_scaled_web_tier(self):
+        """The scaled web tier inside the web namespace, behind nginx on the web address; returns
+        the pids of the balancer and the instances."""
         out = lab(self.env, "up", "--netns", "--instances", "2", "--lb", "nginx").stdout
         self.assertRegex(out, r"front +nginx running .*http://10\.77\.1\.2:8080 +/health_check 200")
         self.assertIn("client<->web link: uncapped", out)
@@ -424,8 +439,10 @@ class NetnsLab(unittest.TestCase):
             self.assertTrue(m, proc.stdout)
             seen.add(m.group(1))
         self.assertEqual(seen, {"127.0.0.1:8081", "127.0.0.1:8082"})
-        pids += pids_in([os.path.join(self.var, "netns", "web", f) for f in ("lb.pid", "sutlab-1.pid", "sutlab-2.pid")])
-        # a leftover of exec-client is stopped by down too
+        return pids_in([os.path.join(self.var, "netns", "web", f) for f in ("lb.pid", "sutlab-1.pid", "sutlab-2.pid")])
+
+    def check_down(self, pids):
+        """down deletes the namespaces and stops every pid of the lab, a leftover of exec-client too."""
         sleeper = subprocess.Popen(["bash", LAB, "exec-client", "--", "sleep", "300"], env=self.env,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.3)
@@ -439,7 +456,6 @@ class NetnsLab(unittest.TestCase):
         proc = lab(self.env, "exec-client", "--", "true", check=False)
         self.assertNotEqual(proc.returncode, 0)
         self.assertIn("not up", proc.stdout)
-
 
 # ---- offline validation --------------------------------------------------------------------------
 
@@ -683,42 +699,36 @@ class OfflineValidation(unittest.TestCase):
     # -- container image definition
 
     def test_dockerfile(self):
-        path = os.path.join(DEPLOY, "container", "Dockerfile")
-        with open(path) as f:
-            lines = [line.rstrip("\n") for line in f]
-        # join continuation lines
-        joined, cur = [], ""
-        for line in lines:
-            if line.lstrip().startswith("#") and not cur:
-                continue
-            cur += line[:-1] + " " if line.endswith("\\") else line
-            if not line.endswith("\\"):
-                if cur.strip():
-                    joined.append(cur.strip())
-                cur = ""
+        joined = dockerfile_instructions(os.path.join(DEPLOY, "container", "Dockerfile"))
         stages = [i for i, line in enumerate(joined) if line.startswith("FROM ")]
         self.assertEqual(len(stages), 2, joined)
         self.assertIn("ARG DEBIAN_RELEASE=bookworm", joined)
         self.assertEqual(joined[stages[0]], "FROM debian:${DEBIAN_RELEASE} AS build")
         self.assertEqual(joined[stages[1]], "FROM debian:${DEBIAN_RELEASE}-slim AS runtime")
         build, runtime = joined[stages[0]:stages[1]], joined[stages[1]:]
+        self.check_build_stage(build)
+        self.check_runtime_packages(runtime)
+        self.assertIn("COPY --from=build /out/ /", runtime)
+        user = [line for line in runtime if line.startswith("USER ")]
+        self.assertEqual(len(user), 1)
+        self.assertNotIn(user[0].split()[1].split(":")[0], ("0", "root"))
+        self.assertIn('ENTRYPOINT ["/usr/bin/sutlab"]', runtime)
+        self.check_runtime_env(build, runtime)
+        self.check_healthcheck(runtime)
 
-        def apt_packages(stage):
-            pkgs = []
-            for line in stage:
-                m = re.search(r"apt-get install -y --no-install-recommends (.*?)(&&|$)", line)
-                if m:
-                    pkgs += m.group(1).split()
-            return pkgs
-        build_pkgs, runtime_pkgs = apt_packages(build), apt_packages(runtime)
+    def check_build_stage(self, build):
+        """The build stage has meson and every -dev package the lab builds with."""
+        build_pkgs = apt_packages(build)
         self.assertIn("meson", build_pkgs)
-        # the build stage has every -dev package the lab builds with
         with open(os.path.join(ROOT, "infra", "lib", "common.sh")) as f:
             m = re.search(r"^LAB_PKGS=\((.*?)\)", f.read(), re.S | re.M)
         lab_dev = [p for p in m.group(1).split() if p.endswith("-dev")]
         self.assertEqual(sorted(set(lab_dev) - set(build_pkgs)), [])
-        # the runtime stage has the package of every library the binary links directly
-        # (sanitizer runtimes of the ASan build and libc aside), and no -dev package
+
+    def check_runtime_packages(self, runtime):
+        """The runtime stage has the package of every library the binary links directly (sanitizer
+        runtimes of the ASan build and libc aside), and no -dev package."""
+        runtime_pkgs = apt_packages(runtime)
         needed = re.findall(r"\(NEEDED\).*\[(.*)\]", subprocess.run(
             ["readelf", "-d", sutlab_bin()], stdout=subprocess.PIPE, text=True).stdout)
         ldd = subprocess.run(["ldd", sutlab_bin()], stdout=subprocess.PIPE, text=True).stdout
@@ -727,24 +737,16 @@ class OfflineValidation(unittest.TestCase):
         for lib in needed:
             if lib not in paths:
                 continue
-            real = os.path.realpath(paths[lib])
-            owner = None
-            for candidate in (real, real.replace("/usr/lib/", "/lib/", 1), paths[lib]):
-                proc = subprocess.run(["dpkg", "-S", candidate], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-                if proc.returncode == 0:
-                    owner = proc.stdout.split(":")[0]
-                    break
-            self.assertIsNotNone(owner, "no package owns %s" % real)
+            owner = package_owner(paths[lib])
+            self.assertIsNotNone(owner, "no package owns %s" % os.path.realpath(paths[lib]))
             if owner in libc_like:
                 continue
             self.assertIn(owner, runtime_pkgs, "runtime stage lacks %s (for %s)" % (owner, lib))
         self.assertFalse([p for p in runtime_pkgs if p.endswith("-dev")])
-        self.assertIn("COPY --from=build /out/ /", runtime)
-        user = [line for line in runtime if line.startswith("USER ")]
-        self.assertEqual(len(user), 1)
-        self.assertNotIn(user[0].split()[1].split(":")[0], ("0", "root"))
-        self.assertIn('ENTRYPOINT ["/usr/bin/sutlab"]', runtime)
-        # ENV: every SUTLAB_* is a flag of sutlab serve (or the migrations dir of sutlab db migrate)
+
+    def check_runtime_env(self, build, runtime):
+        """ENV: every SUTLAB_* is a flag of sutlab serve (or the migrations dir of sutlab db migrate),
+        and the docroot and migrations it names are where the build stage copies them."""
         env_line = [line for line in runtime if line.startswith("ENV ")][0]
         env = dict(re.findall(r"(SUTLAB_[A-Z_]+)=(\S+)", env_line))
         self.assertEqual(env["SUTLAB_LISTEN"], "0.0.0.0:8080")
@@ -755,7 +757,9 @@ class OfflineValidation(unittest.TestCase):
         self.assertEqual(env["SUTLAB_DOCROOT"], "/usr/share/sutlab/static")
         self.assertIn("cp -r fixtures/static /out/usr/share/sutlab/static", " ".join(build))
         self.assertIn("cp -r db/migrations /out/usr/share/sutlab/migrations", " ".join(build))
-        # the HEALTHCHECK command, run for real against a server on SUTLAB_LISTEN, then a closed port
+
+    def check_healthcheck(self, runtime):
+        """The HEALTHCHECK command, run for real against a server on SUTLAB_LISTEN, then a closed port."""
         hc = [line for line in runtime if line.startswith("HEALTHCHECK ")]
         self.assertEqual(len(hc), 1)
         cmd = json.loads(hc[0][hc[0].index("CMD ") + 4:])
@@ -770,6 +774,42 @@ class OfflineValidation(unittest.TestCase):
                               stderr=subprocess.DEVNULL, timeout=10)
         self.assertNotEqual(proc.returncode, 0)
 
+
+def dockerfile_instructions(path):
+    """The Dockerfile's instructions, continuation lines joined, comments and blank lines left out."""
+    with open(path) as f:
+        lines = [line.rstrip("\n") for line in f]
+    joined, cur = [], ""
+    for line in lines:
+        if line.lstrip().startswith("#") and not cur:
+            continue
+        cur += line[:-1] + " " if line.endswith("\\") else line
+        if not line.endswith("\\"):
+            if cur.strip():
+                joined.append(cur.strip())
+            cur = ""
+    return joined
+
+
+def apt_packages(stage):
+    """The packages a stage's `apt-get install` lines install."""
+    pkgs = []
+    for line in stage:
+        m = re.search(r"apt-get install -y --no-install-recommends (.*?)(&&|$)", line)
+        if m:
+            pkgs += m.group(1).split()
+    return pkgs
+
+
+def package_owner(path):
+    """The Debian package that owns a library (under its real path, its /lib/ twin or the path
+    ldd gave), or None."""
+    real = os.path.realpath(path)
+    for candidate in (real, real.replace("/usr/lib/", "/lib/", 1), path):
+        proc = subprocess.run(["dpkg", "-S", candidate], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        if proc.returncode == 0:
+            return proc.stdout.split(":")[0]
+    return None
 
 if __name__ == "__main__":
     unittest.main()
