@@ -129,54 +129,13 @@ class TenThousandConnections(unittest.TestCase):
         t0 = time.monotonic()
         failed = self.connect_all(n)
         self.assertEqual(failed, [], "%d of %d connects failed: %s" % (len(failed), n, sorted(set(failed))))
-        # the server accepted every one (the gauge counts accepted connections, plus our scrape)
-        deadline = time.monotonic() + 60
-        while True:
-            seen = connections_open(self.srv)
-            if seen >= n or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
-        self.assertGreaterEqual(seen, n, "the server holds %d of %d connections" % (seen, n))
+        self.wait_all_accepted(n)
         t_open = time.monotonic() - t0
         rss_open, fds_open = rss_mb(pid), open_fds(pid)
         self.assertGreaterEqual(fds_open, n)
 
-        # one request on each: every 20th needs PostgreSQL, the rest are health checks
-        sel = selectors.DefaultSelector()
-        bufs = {}
-        for i, s in enumerate(self.socks):
-            path = b"/stores/1" if i % 20 == 0 else b"/health_check"
-            s.send(b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
-            bufs[s] = bytearray()
-            sel.register(s, selectors.EVENT_READ)
-        statuses = {}
         t1 = time.monotonic()
-        deadline = t1 + 120
-        while len(statuses) < n and time.monotonic() < deadline:
-            for key, _ in sel.select(timeout=1):
-                s = key.fileobj
-                try:
-                    chunk = s.recv(65536)
-                except (ConnectionResetError, BlockingIOError) as e:
-                    chunk = None if isinstance(e, ConnectionResetError) else b""
-                if chunk is None or (chunk == b"" and not bufs[s]):
-                    statuses[s] = "closed"
-                    sel.unregister(s)
-                    continue
-                bufs[s] += chunk
-                b = bufs[s]
-                head_end = b.find(b"\r\n\r\n")
-                if head_end < 0:
-                    continue
-                head = bytes(b[:head_end]).decode("latin-1").lower()
-                length = 0
-                for line in head.split("\r\n")[1:]:
-                    if line.startswith("content-length:"):
-                        length = int(line.split(":", 1)[1])
-                if len(b) >= head_end + 4 + length:
-                    statuses[s] = int(head.split(" ", 2)[1])
-                    sel.unregister(s)
-        sel.close()
+        statuses = self.request_on_each(n)
         t_answer = time.monotonic() - t1
         rss_peak = max(rss_open, rss_mb(pid))
         counts = {}
@@ -189,8 +148,51 @@ class TenThousandConnections(unittest.TestCase):
         self.assertEqual(len(statuses), n, "%d of %d connections got no response within 120 s" % (n - len(statuses), n))
         self.assertEqual(counts, {200: n}, "not every connection got a 200")
         self.assertLess(rss_peak, RSS_BOUND_MB, "server RSS %.0f MB with %d connections" % (rss_peak, n))
+        self.check_all_released(pid, fds0)
 
-        # closing them gives every descriptor back
+    def wait_all_accepted(self, n):
+        """The server accepted every one (the gauge counts accepted connections, plus our scrape)."""
+        deadline = time.monotonic() + 60
+        while True:
+            seen = connections_open(self.srv)
+            if seen >= n or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        self.assertGreaterEqual(seen, n, "the server holds %d of %d connections" % (seen, n))
+
+    def request_on_each(self, n):
+        """One request on each held connection (every 20th needs PostgreSQL, the rest are health
+        checks): {socket: status, or "closed"} of those answered (or closed) within 120 s."""
+        sel = selectors.DefaultSelector()
+        bufs = {}
+        for i, s in enumerate(self.socks):
+            path = b"/stores/1" if i % 20 == 0 else b"/health_check"
+            s.send(b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+            bufs[s] = bytearray()
+            sel.register(s, selectors.EVENT_READ)
+        statuses = {}
+        deadline = time.monotonic() + 120
+        while len(statuses) < n and time.monotonic() < deadline:
+            for key, _ in sel.select(timeout=1):
+                s = key.fileobj
+                try:
+                    chunk = s.recv(65536)
+                except (ConnectionResetError, BlockingIOError) as e:
+                    chunk = None if isinstance(e, ConnectionResetError) else b""
+                if chunk is None or (chunk == b"" and not bufs[s]):
+                    statuses[s] = "closed"
+                    sel.unregister(s)
+                    continue
+                bufs[s] += chunk
+                status = response_status(bufs[s])
+                if status is not None:
+                    statuses[s] = status
+                    sel.unregister(s)
+        sel.close()
+        return statuses
+
+    def check_all_released(self, pid, fds0):
+        """Closing them gives every descriptor back, and the server still answers."""
         self.close_all()
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and (connections_open(self.srv) > 2 or open_fds(pid) > fds0 + 5):
@@ -202,6 +204,21 @@ class TenThousandConnections(unittest.TestCase):
         self.assertEqual(self.srv.get("/health_check")[0], 200)
         self.srv.finish()
 
+
+def response_status(b):
+    """The status of the whole response in buffer b (head and Content-Length body), or None while
+    it is incomplete."""
+    head_end = b.find(b"\r\n\r\n")
+    if head_end < 0:
+        return None
+    head = bytes(b[:head_end]).decode("latin-1").lower()
+    length = 0
+    for line in head.split("\r\n")[1:]:
+        if line.startswith("content-length:"):
+            length = int(line.split(":", 1)[1])
+    if len(b) >= head_end + 4 + length:
+        return int(head.split(" ", 2)[1])
+    return None
 
 class Slowloris(unittest.TestCase):
     TIMEOUT = 2  # --keepalive-timeout
