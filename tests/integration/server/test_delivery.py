@@ -252,6 +252,60 @@ def scrape(env, prefixes=("db_", "cache_")):
 # The main scenarios, for every (db mode, cache) combination
 
 
+def invalid_creates(good, categories):
+    """(body, the fields its 422 names) of POST /stores bodies that are JSON objects but invalid:
+    `good` with a field missing, of the wrong type or out of range, or a category that does not exist."""
+    def without(k):
+        d = dict(good)
+        del d[k]
+        return d
+
+    return [
+        ({}, {"name", "phone", "address", "categoryId"}),
+        (without("name"), {"name"}),
+        (without("phone"), {"phone"}),
+        (without("address"), {"address"}),
+        (without("categoryId"), {"categoryId"}),
+        (dict(good, name=5), {"name"}),
+        (dict(good, name=""), {"name"}),
+        (dict(good, name=None), {"name"}),
+        (dict(good, name=["x"]), {"name"}),
+        (dict(good, phone=123), {"phone"}),
+        (dict(good, address={"city": "x"}), {"address"}),
+        (dict(good, introduction=5), {"introduction"}),
+        (dict(good, name="x" * 101), {"name"}),
+        (dict(good, categoryId="abc"), {"categoryId"}),
+        (dict(good, categoryId="1"), {"categoryId"}),
+        (dict(good, categoryId=0), {"categoryId"}),
+        (dict(good, categoryId=-3), {"categoryId"}),
+        (dict(good, categoryId=1.5), {"categoryId"}),
+        (dict(good, categoryId=None), {"categoryId"}),
+        (dict(good, categoryId=True), {"categoryId"}),
+        (dict(good, name=5, categoryId="x"), {"name", "categoryId"}),
+        (dict(good, categoryId=999999), {"categoryId"}),           # no such category
+        (dict(good, categoryId=max(categories) + 1), {"categoryId"}),
+        ({"store": dict(good, name=5)}, {"name"}),
+    ]
+
+
+def malformed_creates(good):
+    """(raw body, Content-Type, the statuses allowed) of POST /stores bodies that are no JSON object
+    or no JSON at all."""
+    return [
+        (b'{"name": "x",', "application/json", (400,)),
+        (b'{"name": "x"} trailing', "application/json", (400,)),
+        (b"", "application/json", (400,)),
+        (b"\xff\xfe{}", "application/json", (400,)),
+        (b"[1, 2]", "application/json", (400, 422)),
+        (b"[" + json.dumps(good).encode() + b"]", "application/json", (400, 422)),
+        (b'"a string"', "application/json", (400, 422)),
+        (b"null", "application/json", (400, 422)),
+        (json.dumps(good).encode(), "text/plain", (415,)),
+        (json.dumps(good).encode(), "application/x-www-form-urlencoded", (415,)),
+        (b"name=x&phone=1", "application/x-www-form-urlencoded", (415,)),
+    ]
+
+
 class DeliveryScenarios:
     MODE = "async"
     CACHE = False
@@ -584,55 +638,10 @@ class DeliveryScenarios:
         good = {"name": "Valid Name", "phone": "02-000-0000", "address": "Somewhere 1", "introduction": "hi",
                 "categoryId": cat}
         n = db_count(self.url)
-
-        def without(k):
-            d = dict(good)
-            del d[k]
-            return d
-
-        cases_422 = [
-            ({}, {"name", "phone", "address", "categoryId"}),
-            (without("name"), {"name"}),
-            (without("phone"), {"phone"}),
-            (without("address"), {"address"}),
-            (without("categoryId"), {"categoryId"}),
-            (dict(good, name=5), {"name"}),
-            (dict(good, name=""), {"name"}),
-            (dict(good, name=None), {"name"}),
-            (dict(good, name=["x"]), {"name"}),
-            (dict(good, phone=123), {"phone"}),
-            (dict(good, address={"city": "x"}), {"address"}),
-            (dict(good, introduction=5), {"introduction"}),
-            (dict(good, name="x" * 101), {"name"}),
-            (dict(good, categoryId="abc"), {"categoryId"}),
-            (dict(good, categoryId="1"), {"categoryId"}),
-            (dict(good, categoryId=0), {"categoryId"}),
-            (dict(good, categoryId=-3), {"categoryId"}),
-            (dict(good, categoryId=1.5), {"categoryId"}),
-            (dict(good, categoryId=None), {"categoryId"}),
-            (dict(good, categoryId=True), {"categoryId"}),
-            (dict(good, name=5, categoryId="x"), {"name", "categoryId"}),
-            (dict(good, categoryId=999999), {"categoryId"}),           # no such category
-            (dict(good, categoryId=max(self.categories) + 1), {"categoryId"}),
-            ({"store": dict(good, name=5)}, {"name"}),
-        ]
-        for body, fields in cases_422:
+        for body, fields in invalid_creates(good, self.categories):
             resp = self.env.req("POST", "/stores", body=json.dumps(body), headers=json_headers(token))
             assert_error(self, resp, 422, fields, what="POST /stores %r" % (body,))
-        raw_cases = [
-            (b'{"name": "x",', "application/json", (400,)),
-            (b'{"name": "x"} trailing', "application/json", (400,)),
-            (b"", "application/json", (400,)),
-            (b"\xff\xfe{}", "application/json", (400,)),
-            (b"[1, 2]", "application/json", (400, 422)),
-            (b"[" + json.dumps(good).encode() + b"]", "application/json", (400, 422)),
-            (b'"a string"', "application/json", (400, 422)),
-            (b"null", "application/json", (400, 422)),
-            (json.dumps(good).encode(), "text/plain", (415,)),
-            (json.dumps(good).encode(), "application/x-www-form-urlencoded", (415,)),
-            (b"name=x&phone=1", "application/x-www-form-urlencoded", (415,)),
-        ]
-        for body, ctype, statuses in raw_cases:
+        for body, ctype, statuses in malformed_creates(good):
             h = auth(token)
             h["Content-Type"] = ctype
             resp = self.env.req("POST", "/stores", body=body, headers=h)
@@ -810,61 +819,17 @@ class InnocentNeighbours:
         problems = []
         summary = {}
         for rnd in range(self.ROUNDS + 1):
-            jobs = []
-            for i in range(self.PER_ROUND):
-                valid = rnd == 0 or (i + rnd) % 2 == 0  # round 0: all valid (control)
-                user = users[i % len(users)]
-                name = "Neighbour r%d i%d %s" % (rnd, i, os.urandom(3).hex())
-                jobs.append({"valid": valid, "user": user, "name": name,
-                             "body": {"name": name, "phone": "010-%04d" % i, "address": "Pipeline-ro %d" % i,
-                                      "categoryId": cats[i % len(cats)] if valid else bad_cat}})
-            barrier = threading.Barrier(len(jobs))
-            results = [None] * len(jobs)
-
-            def run(k):
-                job = jobs[k]
-                try:
-                    barrier.wait(timeout=10)
-                    results[k] = env.req("POST", "/stores", body=job["body"],
-                                         headers=json_headers(tokens[job["user"]]), timeout=10)
-                except Exception as e:  # noqa: BLE001 - reported below
-                    results[k] = e
-
-            threads = [threading.Thread(target=run, args=(k,)) for k in range(len(jobs))]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(30)
+            jobs = neighbour_jobs(rnd, self.PER_ROUND, users, cats, bad_cat)
+            results = post_at_once(env, jobs, tokens)
             for job, res in zip(jobs, results):
                 if isinstance(res, Exception) or res is None:
                     problems.append("%s: %r" % (job["name"], res))
                     continue
-                status, _, body = res
-                k = "round %d %s -> %d" % (rnd, "valid" if job["valid"] else "bad-fk", status)
+                k = "round %d %s -> %d" % (rnd, "valid" if job["valid"] else "bad-fk", res[0])
                 summary[k] = summary.get(k, 0) + 1
-                if job["valid"]:
-                    valid_total += 1
-                    if status != 201:
-                        problems.append("valid %s -> %d %s" % (job["name"], status, body[:200]))
-                        continue
-                    doc = json.loads(body)
-                    if doc.get("name") != job["name"] or doc.get("ownerId") != job["user"]:
-                        problems.append("valid %s -> 201 with %r" % (job["name"], doc))
-                else:
-                    if status != 422:
-                        problems.append("FK-violating %s -> %d %s" % (job["name"], status, body[:200]))
-                        continue
-                    errs = json.loads(body).get("errors", {})
-                    if "categoryId" not in errs:
-                        problems.append("FK-violating %s -> 422 without categoryId: %s" % (job["name"], body[:200]))
-            counts = dict(tuple(line.rsplit("|", 1)) for line in psql(
-                env.url, "SELECT name, count(*) FROM stores WHERE name LIKE 'Neighbour r%d %%' GROUP BY name"
-                % rnd).splitlines())
-            for job in jobs:
-                c = int(counts.get(job["name"], 0))
-                if c != (1 if job["valid"] else 0):
-                    problems.append("%s %s is in the database %d times" % ("valid" if job["valid"] else "invalid",
-                                                                          job["name"], c))
+                valid_total += 1 if job["valid"] else 0
+                problems += neighbour_answer_problems(job, res)
+            problems += neighbour_row_problems(env, rnd, jobs)
         if problems:
             self.fail("statuses: %s\nfirst problems:\n%s" % (
             ", ".join("%s: %d" % kv for kv in sorted(summary.items())), "\n".join(problems[:12])))
@@ -872,6 +837,75 @@ class InnocentNeighbours:
         m = env.srv.metrics()
         self.assertGreaterEqual(m.total("db_errors_total"), self.ROUNDS * self.PER_ROUND // 2)
 
+
+def neighbour_jobs(rnd, per_round, users, cats, bad_cat):
+    """One round's POST /stores: in round 0 all valid (the control), then every other one names a
+    category that does not exist (an FK violation)."""
+    jobs = []
+    for i in range(per_round):
+        valid = rnd == 0 or (i + rnd) % 2 == 0
+        user = users[i % len(users)]
+        name = "Neighbour r%d i%d %s" % (rnd, i, os.urandom(3).hex())
+        jobs.append({"valid": valid, "user": user, "name": name,
+                     "body": {"name": name, "phone": "010-%04d" % i, "address": "Pipeline-ro %d" % i,
+                              "categoryId": cats[i % len(cats)] if valid else bad_cat}})
+    return jobs
+
+
+def post_at_once(env, jobs, tokens):
+    """Each job's POST, from a thread of its own, all released by one barrier: the responses (or
+    the exception, or None when its thread did not finish in 30 s), in the jobs' order."""
+    barrier = threading.Barrier(len(jobs))
+    results = [None] * len(jobs)
+
+    def run(k):
+        job = jobs[k]
+        try:
+            barrier.wait(timeout=10)
+            results[k] = env.req("POST", "/stores", body=job["body"],
+                                 headers=json_headers(tokens[job["user"]]), timeout=10)
+        except Exception as e:  # noqa: BLE001 - reported by the caller
+            results[k] = e
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return results
+
+
+def neighbour_answer_problems(job, res):
+    """What is wrong with one answer: a valid store is 201 with its name and owner, an FK-violating
+    one 422 naming categoryId."""
+    status, _, body = res
+    if job["valid"]:
+        if status != 201:
+            return ["valid %s -> %d %s" % (job["name"], status, body[:200])]
+        doc = json.loads(body)
+        if doc.get("name") != job["name"] or doc.get("ownerId") != job["user"]:
+            return ["valid %s -> 201 with %r" % (job["name"], doc)]
+        return []
+    if status != 422:
+        return ["FK-violating %s -> %d %s" % (job["name"], status, body[:200])]
+    errs = json.loads(body).get("errors", {})
+    if "categoryId" not in errs:
+        return ["FK-violating %s -> 422 without categoryId: %s" % (job["name"], body[:200])]
+    return []
+
+
+def neighbour_row_problems(env, rnd, jobs):
+    """Each valid store of the round is in the database once, each invalid one not at all."""
+    problems = []
+    counts = dict(tuple(line.rsplit("|", 1)) for line in psql(
+        env.url, "SELECT name, count(*) FROM stores WHERE name LIKE 'Neighbour r%d %%' GROUP BY name"
+        % rnd).splitlines())
+    for job in jobs:
+        c = int(counts.get(job["name"], 0))
+        if c != (1 if job["valid"] else 0):
+            problems.append("%s %s is in the database %d times" % ("valid" if job["valid"] else "invalid",
+                                                                  job["name"], c))
+    return problems
 
 class InnocentNeighboursAsync(InnocentNeighbours, unittest.TestCase):
     MODE, REDIS_DB = "async", 7
