@@ -483,9 +483,38 @@ class WritesAcrossPgOutage(unittest.TestCase):
         env.start()
         self.addCleanup(env.finish)
         token = make_session(env.url, 1)
+        results, probes = self.write_across_outage(env, token)
+        statuses = [r[0] for r in results]
+        self.assertTrue(set(statuses) <= {201, 503}, "unexpected statuses: %r" % sorted(set(statuses)))
+        self.assertIn(503, statuses, "the outage was not seen")
+        for status, headers, body, elapsed in results:
+            self.assertLess(elapsed, PG_FAIL_WITHIN + 1.0, "a request took %.2f s" % elapsed)
+            if status == 503:
+                self.assertIn("retry-after", headers)
+        self.assertEqual(set(probes), {200}, "health checks during the outage: %r" % sorted(set(probes)))
+        # recovery without a restart: creations succeed after PostgreSQL came back
+        created_after = [r for r in results[len(results) // 2:] if r[0] == 201]
+        deadline = time.monotonic() + RECOVERY_WITHIN
+        while not created_after and time.monotonic() < deadline:
+            status = env.req("POST", "/api/articles", {"article": {"title": "after", "description": "d", "body": "b"}},
+                             headers=json_headers(token))[0]
+            if status == 201:
+                created_after.append(status)
+            time.sleep(0.2)
+        self.assertTrue(created_after, "no creation succeeded after PostgreSQL restarted")
+        # no acknowledged write is lost
+        slugs = [json.loads(body)["article"]["slug"] for status, _, body, _ in results if status == 201]
+        self.assertTrue(slugs)
+        in_db = set(psql(env.url, "SELECT slug FROM articles WHERE title LIKE 'outage %%'").split())
+        missing = [s for s in slugs if s not in in_db]
+        self.assertEqual(missing, [], "%d acknowledged articles are missing" % len(missing))
+
+    def write_across_outage(self, env, token):
+        """CLIENTS writers create articles and a prober checks /health_check every 0.1 s for RUN_S
+        seconds, PostgreSQL stopped from 3 s to 6 s: ([(status, headers, body, seconds)] of the
+        writes, [status] of the probes); -1 is a refused or reset connection."""
         results, probes, lock = [], [], threading.Lock()
-        start = time.monotonic()
-        stop_at = start + self.RUN_S
+        stop_at = time.monotonic() + self.RUN_S
 
         def writer(n):
             i = 0
@@ -523,32 +552,7 @@ class WritesAcrossPgOutage(unittest.TestCase):
             pg_start()
         for t in threads:
             t.join(timeout=self.RUN_S + 30)
-
-        statuses = [r[0] for r in results]
-        self.assertTrue(set(statuses) <= {201, 503}, "unexpected statuses: %r" % sorted(set(statuses)))
-        self.assertIn(503, statuses, "the outage was not seen")
-        for status, headers, body, elapsed in results:
-            self.assertLess(elapsed, PG_FAIL_WITHIN + 1.0, "a request took %.2f s" % elapsed)
-            if status == 503:
-                self.assertIn("retry-after", headers)
-        self.assertEqual(set(probes), {200}, "health checks during the outage: %r" % sorted(set(probes)))
-        # recovery without a restart: creations succeed after PostgreSQL came back
-        created_after = [r for r in results[len(results) // 2:] if r[0] == 201]
-        deadline = time.monotonic() + RECOVERY_WITHIN
-        while not created_after and time.monotonic() < deadline:
-            status = env.req("POST", "/api/articles", {"article": {"title": "after", "description": "d", "body": "b"}},
-                             headers=json_headers(token))[0]
-            if status == 201:
-                created_after.append(status)
-            time.sleep(0.2)
-        self.assertTrue(created_after, "no creation succeeded after PostgreSQL restarted")
-        # no acknowledged write is lost
-        slugs = [json.loads(body)["article"]["slug"] for status, _, body, _ in results if status == 201]
-        self.assertTrue(slugs)
-        in_db = set(psql(env.url, "SELECT slug FROM articles WHERE title LIKE 'outage %%'").split())
-        missing = [s for s in slugs if s not in in_db]
-        self.assertEqual(missing, [], "%d acknowledged articles are missing" % len(missing))
-
+        return results, probes
 
 if __name__ == "__main__":
     unittest.main()
