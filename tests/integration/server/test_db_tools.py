@@ -499,6 +499,12 @@ class Board(Case):
 
     def check_board(self, url, size):
         """Invariants that hold at every size."""
+        self.check_board_links(url, size)
+        self.check_board_times(url)
+        self.check_board_slugs(url, size)
+
+    def check_board_links(self, url, size):
+        """The rows' references: favorites, foreign keys, follows, tags and their positions."""
         # favorites: unique pairs, and favorites_count is the exact count for every article.
         self.assertNone(url, "SELECT user_id, article_id FROM favorites GROUP BY 1, 2 HAVING count(*) > 1",
                         "duplicate favorites")
@@ -524,6 +530,9 @@ class Board(Case):
         self.assertNone(url, "SELECT article_id FROM article_tags GROUP BY 1 HAVING count(*) > 3"
                              " OR min(position) <> 0 OR max(position) <> count(*) - 1"
                              " OR count(DISTINCT position) <> count(*)", "article_tags positions")
+
+    def check_board_times(self, url):
+        """The rows' times."""
         # Times: two years before 2026-01-01, updated >= created, comments and favorites after
         # their article, comment ids in time order.
         window = "NOT (%s >= '2024-01-01Z' AND %s <= '2026-01-01Z')"
@@ -553,6 +562,9 @@ class Board(Case):
                              " FROM comments) s WHERE created_at < p LIMIT 5", "comment ids out of time order")
         self.assertNone(url, "SELECT id FROM (SELECT id, created_at, lag(created_at) OVER (ORDER BY id) p"
                              " FROM articles) s WHERE created_at <= p LIMIT 5", "article ids out of time order")
+
+    def check_board_slugs(self, url, size):
+        """The articles' slugs and the fields that must not be empty."""
         # Slugs: unique, and exactly the rule of docs/board-api.md.
         slugs = rows(url, "SELECT id, title, slug FROM articles ORDER BY id")
         self.assertEqual(len(slugs), size["articles"])
