@@ -27,7 +27,8 @@ from locust.runners import MasterRunner, WorkerRunner
 from sutlab_options import opt
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from sutlab_lab import metrics, stats  # noqa: E402
+from sutlab_lab import stats  # noqa: E402
+from sutlab_lab.services import metrics  # noqa: E402
 
 log = logging.getLogger("sutlab")
 

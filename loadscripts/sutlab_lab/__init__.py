@@ -1,13 +1,14 @@
 """sutlab_lab: the lab's Python tooling in one package: the commands of loadscripts/ (each
 loadscripts/NAME an entry point into commands/NAME.py) and all they share, imported also by the
-Locust recorder (locust/sutlab_recorder.py) and the tests (the server tests: services/ and metrics
+Locust recorder (locust/sutlab_recorder.py) and the tests (the server tests: services/
 only). Standard library only (matplotlib for the PNGs, imported when one is drawn; jinja2 and
 markdown for report.html); run with Debian's /usr/bin/python3.
 
   commands/  the commands: steps, spray, flip, case, bench, soak, plot, console, jmeter (jmeter/run)
   services/  below everything else here and below the tests: private (PostgreSQL and Redis of a run,
              with-services), server (ServerProcess), client (one HTTP request, readiness), procs
-             (process trees, pinning, ports, clean_env), lab (the lab's process roots, var/*.pid)
+             (process trees, pinning, ports, clean_env), lab (the lab's process roots, var/*.pid),
+             metrics (a server's /metrics, prometheus_client's parser, and its flags in force)
   errors     RunError: something failed to run (a tool, a server, a check)
   cli        the commands' argument parser: a usage error is one line and exit 2
   tiers      the per-tier sampler (CPU, capacity, busy, queues) steps, flip and bench read CPU through
@@ -23,7 +24,6 @@ markdown for report.html); run with Debian's /usr/bin/python3.
   stats      the nearest-rank percentile, on sorted values or on counts
   parsers    wrk, hey, ab, pgbench, redis-benchmark and Locust outputs -> one result shape
   series     per-second series for the plots (Locust CSVs, hey -o csv), and what a file is
-  metrics    sutlab's /metrics (prometheus_client's parser, the format checked) and its flags in force
   report     fmt, ratio, medians, table: None is the one missing value
   engine/    the experiment engine: arms alternated in rounds (A B C, then C B A) on a target
              (the lab, a spawned server, one a command restarts), rows as values

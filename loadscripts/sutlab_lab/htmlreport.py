@@ -20,7 +20,8 @@ import time
 
 import psutil
 
-from . import REPO, metrics
+from . import REPO
+from .services import metrics
 from .services import procs
 
 TEMPLATE = "report.html"

@@ -13,7 +13,8 @@ import sys
 import threading
 import time
 
-from . import httperf, metrics
+from . import httperf
+from .services import metrics
 
 EVERY = 5.0      # seconds between two plain lines
 TTY_EVERY = 1.0  # seconds between two rewrites of the terminal line

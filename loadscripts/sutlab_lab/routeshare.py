@@ -18,7 +18,7 @@ requests (/metrics, and the unmatched route) are left out.
 import csv
 import os
 
-from . import metrics
+from .services import metrics
 from .report import fmt, table
 
 SERVER = "http_request_duration_seconds_sum"

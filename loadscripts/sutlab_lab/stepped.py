@@ -13,7 +13,8 @@ import signal
 import subprocess
 import time
 
-from . import metrics, report, tiers, verdict
+from . import report, tiers, verdict
+from .services import metrics
 from .services import procs
 from . import progress as ticking
 

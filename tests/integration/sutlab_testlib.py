@@ -10,7 +10,7 @@ Environment:
   SUTLAB_SOURCE_ROOT  repository top (defaults to two levels above this file)
 
 The server process, ports and environment come from the services layer of the lab's package
-(loadscripts/sutlab_lab/services), the /metrics parser from sutlab_lab.metrics: the server tests
+(loadscripts/sutlab_lab/services), the /metrics parser too (services.metrics): the server tests
 take nothing else from loadscripts/. tests/meson.build puts this folder and loadscripts/ on
 PYTHONPATH for every integration test (tests in server/, tooling/ and infra/ import this module and
 the package from there); by hand: PYTHONPATH=tests/integration:loadscripts python3 FILE.
@@ -30,7 +30,7 @@ import tempfile
 import time
 import unittest
 
-from sutlab_lab.metrics import Metrics, MetricsFormatError, parse_float, parse_metrics  # noqa: F401
+from sutlab_lab.services.metrics import Metrics, MetricsFormatError, parse_float, parse_metrics  # noqa: F401
 from sutlab_lab.services.procs import (clean_env, cpu_split, free_port, open_fds, pid_alive,  # noqa: F401
                                        port_is_free, rss_bytes)
 from sutlab_lab.services.server import ServerProcess, ServerStartError  # noqa: F401
@@ -502,7 +502,7 @@ class Server(ServerProcess):
         return RawConn(port or self.port, timeout=timeout)
 
     def metrics(self, port=None, check=True):
-        """GET /metrics, parsed (sutlab_lab.metrics.parse_metrics; check=False: not format-checked)."""
+        """GET /metrics, parsed (sutlab_lab.services.metrics.parse_metrics; check=False: not format-checked)."""
         status, headers, body = self.get("/metrics", port=port)
         if status != 200:
             raise AssertionError("GET /metrics -> %d %r" % (status, body[:300]))

@@ -25,6 +25,7 @@ CASE_MODULE_MAX = 100
 PY_TREES = ("loadscripts/", "tests/", "infra/")
 CASES = "loadscripts/sutlab_lab/cases/"
 SERVER_TESTS = "tests/integration/server/"
+SERVER_TEST_HELPERS = ("tests/integration/sutlab_testlib.py", "tests/integration/pgtest.py")
 
 
 # --- the files -------------------------------------------------------------------------------

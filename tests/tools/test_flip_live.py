@@ -5,7 +5,7 @@ figures (a stretch of the scrapes)."""
 import unittest
 
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
-from sutlab_lab import metrics  # noqa: E402,I100
+from sutlab_lab.services import metrics  # noqa: E402,I100
 from sutlab_lab.errors import RunError  # noqa: E402
 from sutlab_lab.engine import live  # noqa: E402
 

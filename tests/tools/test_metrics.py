@@ -7,7 +7,7 @@ import threading
 import unittest
 
 from toolstest import read  # first: it puts loadscripts/ on the path (package sutlab_lab)
-from sutlab_lab import metrics  # noqa: I100
+from sutlab_lab.services import metrics  # noqa: I100
 from sutlab_lab.services import procs  # noqa: I100
 
 SCRAPE = read("metrics.txt")

@@ -6,7 +6,8 @@ import tempfile
 import unittest
 
 from toolstest import ROOT  # noqa: F401  first: it puts loadscripts/ on the path
-from sutlab_lab import metrics, routeshare  # noqa: I100
+from sutlab_lab import routeshare  # noqa: I100
+from sutlab_lab.services import metrics
 
 HEAD = """\
 # HELP http_request_duration_seconds Time from routing a request to the end of its response.

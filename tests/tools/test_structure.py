@@ -238,8 +238,11 @@ class ServerTestImports(unittest.TestCase):
                          ["s.py:6", "s.py:7", "s.py:8", "s.py:9"])
 
     def test_tree(self):
-        paths = [p for p in st.python_files(ROOT, st.tree_files()) if p.startswith(st.SERVER_TESTS)]
+        # the server tests, and the helpers they share with the others (what they import counts too)
+        paths = [p for p in st.python_files(ROOT, st.tree_files())
+                 if p.startswith(st.SERVER_TESTS) or p in st.SERVER_TEST_HELPERS]
         self.assertGreater(len(paths), 10)
+        self.assertTrue(set(st.SERVER_TEST_HELPERS) <= set(paths), "a shared helper has moved: %s" % paths)
         out = st.server_test_imports(st.sources(ROOT, paths))
         no_offenders(self, out, "server tests importing more than the services layer")
 

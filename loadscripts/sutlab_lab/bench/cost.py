@@ -20,7 +20,8 @@ import signal
 import subprocess
 import time
 
-from .. import callgrind, metrics, report
+from .. import callgrind, report
+from ..services import metrics
 from ..services import procs
 from ..errors import RunError
 from ..services.server import ServerProcess

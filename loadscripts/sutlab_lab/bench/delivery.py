@@ -6,7 +6,8 @@ CPU, the load generators on the other."""
 import json
 import os
 
-from .. import engine, metrics, report
+from .. import engine, report
+from ..services import metrics
 from ..services import client, procs
 from ..errors import RunError
 from ..report import fmt

@@ -20,7 +20,8 @@ import os
 import sys
 
 from ..cli import Parser
-from .. import metrics, plots, series
+from .. import plots, series
+from ..services import metrics
 
 SERIES_KINDS = ("locust-history", "locust-seconds", "hey-csv")
 

@@ -33,7 +33,8 @@ import time
 import psutil
 
 from ..cli import Parser
-from .. import LOADSCRIPTS, REPO, metrics, parsers
+from .. import LOADSCRIPTS, REPO, parsers
+from ..services import metrics
 from ..services import procs
 
 SAMPLE_COLUMNS = ["t_s", "rss_kb", "hwm_kb", "fds", "threads", "connections_open", "requests_total",

@@ -26,7 +26,8 @@ import shutil
 import sys
 import time
 
-from .. import REPO, htmlreport, loads, metrics, panels, progress, routeshare, stepped, thresholds, tiers, verdict
+from .. import REPO, htmlreport, loads, panels, progress, routeshare, stepped, thresholds, tiers, verdict
+from ..services import metrics
 from ..services import client
 from ..cli import Parser, Usage
 from ..errors import RunError

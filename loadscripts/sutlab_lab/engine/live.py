@@ -23,7 +23,8 @@ import time
 import urllib.error
 import urllib.request
 
-from .. import metrics, tiers
+from .. import tiers
+from ..services import metrics
 from ..errors import RunError
 from ..services import procs
 

@@ -8,7 +8,8 @@ import shlex
 import subprocess
 
 from . import log
-from .. import LOADSCRIPTS, loads, metrics, parsers, progress, spray, tiers, verdict
+from .. import LOADSCRIPTS, loads, parsers, progress, spray, tiers, verdict
+from ..services import metrics
 from ..services import client, procs
 from ..errors import RunError
 from ..tools import run_tool
