@@ -400,6 +400,7 @@ class Server(ServerProcess):
     def __init__(self, extra_args=(), docroot=None, workers=1, env=None, port=None, listen=True,
                  start_timeout=10.0, wait_ready=True, ready_path="/health_check"):
         self.bin = sutlab_bin()
+        self._own_port = listen and port is None  # ours to change if another process takes it
         port = port or free_port()
         self.tmp = tempfile.mkdtemp(prefix="sutlab-it-")
         argv = [self.bin, "serve"]
@@ -415,7 +416,18 @@ class Server(ServerProcess):
         self._wait_at_start = wait_ready
 
     def start(self):
-        return super().start(wait=self._wait_at_start)
+        """Starts it; a free port it chose itself that another process took before the server
+        bound it (free_port's ports are in the range outgoing connections draw from, and the
+        load tests beside it make many) is replaced by another, twice at most."""
+        for attempt in range(3):
+            try:
+                return super().start(wait=self._wait_at_start)
+            except ServerStartError as e:
+                if not self._own_port or attempt == 2 or "Address already in use" not in str(e):
+                    raise
+            listen = self.argv.index("--listen") + 1
+            self.port = free_port()
+            self.argv[listen] = "127.0.0.1:%d" % self.port
 
     def sanitizer_report(self):
         """The sanitizer output in the server's stderr, or None."""

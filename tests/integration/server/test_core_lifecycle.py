@@ -17,6 +17,7 @@ import time
 import unittest
 import uuid
 
+import sutlab_testlib
 from sutlab_testlib import (
     IncompleteResponse, MalformedResponse, NoResponse, RawConn, Server, build_request, free_port,
     assert_usage_error, header_tokens, port_is_free, run_cli,
@@ -185,6 +186,28 @@ class Listeners(unittest.TestCase):
             self.assertGreaterEqual(m.value("http_requests_total", route="/health_check", method="GET", code="200"), 3)
             self.assertEqual(srv.stop(), 0)
         self.assertTrue(port_is_free(p2), "metrics port still bound after exit")
+
+    def test_a_port_taken_before_the_server_binds_it_is_replaced(self):
+        """The harness's own port choice, taken by another process in the meantime: the server
+        starts on another; a port the test gave stays an error."""
+        taken = socket.socket()
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        busy = taken.getsockname()[1]
+        picks = iter([busy, free_port()])
+        real = sutlab_testlib.free_port
+        sutlab_testlib.free_port = lambda: next(picks)
+        try:
+            with Server() as srv:
+                self.assertNotEqual(srv.port, busy)
+                self.assertIn("127.0.0.1:%d" % srv.port, srv.argv)
+                self.assertEqual(srv.get("/health_check")[0], 200)
+            with self.assertRaisesRegex(Exception, "Address already in use"):
+                with Server(port=busy):
+                    pass
+        finally:
+            sutlab_testlib.free_port = real
+            taken.close()
 
     def test_two_listen_flags(self):
         p2 = free_port()
