@@ -92,12 +92,12 @@ static char *put_ms(char *p, uint64_t ns)
  * value, its end in *end. */
 static char *server_timing(h2o_req_t *req, const metrics_registry_t *reg, const request_t *rq, char **end)
 {
-    size_t size = 32;
+    size_t size = 32; /* "app;dur=" and a 64-bit number of ms; each wait the same and its name */
     for (size_t i = 0; i < reg->nwaits; i++)
-        size += strlen(reg->waits[i].name) + 32;
+        size += reg->waits[i].len + 32;
     char *timing = h2o_mem_alloc_pool(&req->pool, size), *p = timing;
     for (size_t i = 0; i < reg->nwaits; i++) {
-        size_t n = strlen(reg->waits[i].name);
+        size_t n = reg->waits[i].len;
         memcpy(p, reg->waits[i].name, n);
         memcpy(p + n, ";dur=", 5);
         p = put_ms(p + n + 5, rq != NULL ? rq->wait_ns[i] : 0);

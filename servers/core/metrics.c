@@ -66,7 +66,7 @@ int metrics_register_wait(metrics_registry_t *reg, const char *name, const char 
 {
     if (reg->nwaits == METRICS_MAX_WAITS)
         return -1;
-    reg->waits[reg->nwaits] = (metrics_wait_t){name, what};
+    reg->waits[reg->nwaits] = (metrics_wait_t){name, what, strlen(name)};
     return (int)reg->nwaits++;
 }
 

@@ -63,6 +63,7 @@ typedef struct metrics_family {
 typedef struct metrics_wait {
     const char *name; /* a Server-Timing token and part of a metric name: [a-z_] */
     const char *what; /* for people: "PostgreSQL" */
+    size_t len;       /* strlen(name): Server-Timing writes it on every response */
 } metrics_wait_t;
 
 /* The layers' families, in the order they are rendered (after the core's),
