@@ -126,20 +126,20 @@ class Context:
         return rows
 
 
-def locust_ramp(ctx, label, users, ramp, tags, options, extra):
-    """Locust headless on ctx.url: `users` ramped up over `ramp` seconds, then 10 s more, with its
+def locust_ramp(ctx, label, users, ramp, tags, options, extra, hold=10):
+    """Locust headless on ctx.url: `users` ramped up over `ramp` seconds, then `hold` s more, with its
     1 s history (OUT/label_stats_history.csv) and its curves beside it (plot's PNGs). tags, options
     and extra are the locustfile's arguments, in that order on its command line around the ramp's
     (commands.log shows it); in the netns lab's client namespace with --netns."""
     prefix = os.path.join(ctx.out, label)
     argv = ["/usr/bin/locust", "-f", os.path.join(LOADSCRIPTS, "locust", "locustfile.py"), "--headless",
-            "--host", ctx.url] + list(tags) + ["-u", str(users), "--ramp-up", str(ramp), "-t", "%ds" % (ramp + 10),
+            "--host", ctx.url] + list(tags) + ["-u", str(users), "--ramp-up", str(ramp), "-t", "%ds" % (ramp + hold),
                                                "--only-summary", "--exit-code-on-error", "0"] + list(options) + \
         ["--csv", prefix] + list(extra)
     if ctx.netns:
         argv = [os.path.join(ctx.repo, "infra", "lab"), "exec-client", "--"] + argv
     ctx.progress("case %s: %s (%d users over %d s)" % (ctx.name, label, users, ramp))
-    ctx.run(argv, "locust (%s)" % label, timeout=ramp + 300)
+    ctx.run(argv, "locust (%s)" % label, timeout=ramp + hold + 300)
     try:
         plot.pngs_of(prefix + "_stats_history.csv")
     except (ValueError, OSError, ImportError) as e:

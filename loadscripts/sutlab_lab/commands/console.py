@@ -1,5 +1,6 @@
-"""A slow console for the TPS-trend case: reads what a load script prints at --rate bytes a second,
-as a terminal renders it, and discards it (or keeps it with --keep FILE).
+"""A console for the TPS-trend case: reads what a load script prints, as a terminal renders it, and
+discards it (or keeps it with --keep FILE): at --rate bytes a second, or, with --pty, as fast as a
+terminal's screen takes it, its speed measured rather than set.
 
 The write-up's JMeter script printed every response to its console; the console's speed, not the
 server, set the TPS. On a lab machine with no terminal attached the same output goes to a file or
@@ -9,12 +10,24 @@ a pipe drained at once, and printing costs next to nothing. This puts the termin
   locust -f loadscripts/locust/locustfile.py --tags rpc_echo --print-responses var/console ...
   locust ... --print-responses - | loadscripts/console          # or through a plain pipe
 
+  loadscripts/console --pty var/console --counters var/console.csv &    # a terminal, measured
+  locust ... --print-responses var/console ...
+
+--pty makes PATH a link to a pseudo-terminal (a tty's line discipline between writer and reader,
+as under a terminal window) and lays every line read from it into an 80 x 24 screen (wrapped,
+scrolled: what a terminal emulator does before it draws), with no rate cap; --counters FILE gets
+a line a second, `unix_time,bytes,lines,cpu_s` (totals so far, cpu_s its own CPU), from which
+the case reads the console's bytes and lines a second over any window of its run.
+
 With --fifo it serves one writer after another (each run of a stepped load opens it anew) until
 stopped, and prints what it drew each time a writer closes. Exit 0; 2 on bad usage.
 """
 
 import argparse
+import codecs
+import collections
 import os
+import select
 import re
 import signal
 import stat
@@ -25,6 +38,7 @@ import time
 from ..cli import Parser
 
 CHUNK = 4096
+COLUMNS, ROWS = 80, 24
 
 
 def rate_of(text):
@@ -51,6 +65,55 @@ def drain(fd, rate, keep):
         ahead = total / rate - (time.monotonic() - start)
         if ahead > 0:
             time.sleep(ahead)
+
+
+class Screen:
+    """An 80 x 24 terminal screen: text decoded as UTF-8, each line wrapped at COLUMNS, the screen
+    scrolled by a row for every row past the bottom; CR returns to the first column, overwriting."""
+
+    def __init__(self):
+        self.rows = collections.deque([""] * ROWS, maxlen=ROWS)
+        self.line, self.decoder = "", codecs.getincrementaldecoder("utf-8")("replace")
+
+    def feed(self, data):
+        parts = (self.line + self.decoder.decode(data)).split("\n")
+        for text in parts[:-1]:
+            for piece in self._wrapped(text):
+                self.rows.append(piece)
+        self.line = parts[-1]
+
+    @staticmethod
+    def _wrapped(text):
+        shown = ""
+        for over in text.split("\r"):  # each CR starts the row again
+            shown = over + shown[len(over):]
+        return [shown[i:i + COLUMNS] for i in range(0, len(shown), COLUMNS)] or [""]
+
+
+def serve_pty(link, counters, keep=None, every=1.0):
+    """A pseudo-terminal behind the symlink `link`, read with no rate cap into a Screen, until
+    SIGTERM; a line of totals into `counters` (a file object) every `every` seconds."""
+    master, slave = os.openpty()  # this end of the slave stays open: writers come and go
+    if os.path.lexists(link):
+        os.unlink(link)
+    os.symlink(os.ttyname(slave), link)
+    screen, total, lines, last = Screen(), 0, 0, 0.0
+    try:
+        while True:
+            if select.select([master], [], [], every)[0]:
+                data = os.read(master, 65536)
+                screen.feed(data)
+                if keep is not None:
+                    keep.write(data)
+                total, lines = total + len(data), lines + data.count(b"\n")
+            now = time.time()
+            if now - last >= every:
+                t = os.times()
+                counters.write("%.3f,%d,%d,%.3f\n" % (now, total, lines, t.user + t.system))
+                counters.flush()
+                last = now
+    finally:
+        os.unlink(link)
 
 
 def serve_fifo(path, rate, keep, stop=None, say=print):
@@ -112,11 +175,18 @@ def main(argv):
                    help="bytes a second the console renders (default 512k: a remote terminal's order "
                         "of magnitude; k and m are KiB and MiB)")
     p.add_argument("--fifo", metavar="PATH", help="make PATH a named pipe and drain every writer of it")
+    p.add_argument("--pty", metavar="PATH", help="make PATH a link to a pseudo-terminal and render every "
+                   "writer of it on an 80 x 24 screen, with no rate cap (--rate does not apply)")
+    p.add_argument("--counters", metavar="FILE", help="with --pty: a line of totals a second into FILE")
     p.add_argument("--keep", metavar="FILE", help="write what was drawn to FILE (default: discard)")
     args = p.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     keep = open(args.keep, "ab") if args.keep else None
     try:
+        if args.pty:
+            with open(args.counters or os.devnull, "w") as counters:
+                counters.write("unix_time,bytes,lines,cpu_s\n")
+                serve_pty(args.pty, counters, keep)
         if args.fifo:
             serve_fifo(args.fifo, args.rate, keep, say=lambda line: print(line, flush=True))
         total, lines = drain(sys.stdin.fileno(), args.rate, keep)
