@@ -213,7 +213,8 @@ def markdown(rows, tier_names):
     # the success ratio where the tool gives it (the open model's, vegeta's figure)
     ok_col = any("success" in r for r in rows)
     header = ["level", "req/s"] + (["ok %"] if ok_col else []) + ["mean ms", "p50 ms", "p99 ms", "errors"] + \
-             ["cpu %s" % t for t in tier_names] + ["cpu outside", "net MB/s", "Send-Q", "listen q", "overflows", "conns", "lag ms", "verdict"]
+             ["cpu %s" % t for t in tier_names] + ["cpu outside", "net MB/s", "Send-Q", "largest Send-Q", "listen q",
+                                                   "overflows", "conns", "lag ms", "verdict"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         if r.get("failed"):
@@ -228,7 +229,9 @@ def markdown(rows, tier_names):
             # work beside the run, outside every tier sampled: what makes a step `disturbed`
             cells.append(report.fmt(_pct(r.get("outside_cores")), 0, "{}%"))
             cells.append(_net_cell(r))
-            cells += [report.fmt(_kib(r.get("send_q")), 0, "{} KiB"), report.fmt(r.get("listen_q"), 0),
+            # the server's sockets (the web tier's): all of them summed, and the fullest one
+            cells += [report.fmt(_kib(r.get("send_q")), 0, "{} KiB"),
+                      report.fmt(_kib(r.get("send_q_max")), 0, "{} KiB"), report.fmt(r.get("listen_q"), 0),
                       report.fmt(r.get("overflows"), 0), report.fmt(r.get("connections"), 0),
                       report.fmt(_ms(r.get("loop_lag_s")), 1), "**%s**" % r.get("verdict")]
         lines.append("| " + " | ".join(cells) + " |")
@@ -236,13 +239,17 @@ def markdown(rows, tier_names):
 
 
 def _net_cell(r):
-    """The busier direction of the load's link, MB/s, and its share of the link's capacity."""
+    """The network tier: the busier direction of the load's link, MB/s, and its share of the
+    link's capacity (verdict.net_share) where the lab caps it, else "not capped" (loopback, or
+    the netns lab without --rate: no capacity to compare with)."""
     rates = [r.get(k) for k in ("net_rx_Bps", "net_tx_Bps") if r.get(k) is not None]
     if not rates:
         return report.MISSING
-    cap = r.get("net_capacity_Bps")
+    share = verdict.net_share(r)
     text = "%.2f" % (max(rates) / 1e6)
-    return text + (" of %.2f (%d%%)" % (cap / 1e6, round(100 * max(rates) / cap)) if cap else "")
+    if share is None:
+        return text + " (not capped)"
+    return text + " of %.2f (%.3g%%)" % (r["net_capacity_Bps"] / 1e6, 100 * share)
 
 
 def _pct(v):
@@ -268,7 +275,7 @@ def write_csv(rows, tier_names, path):
                    ["capacity_%s" % t for t in tier_names] + ["busy_%s" % t for t in tier_names] +
                    ["send_q", "recv_q", "listen_q", "overflows", "connections", "loop_lag_s", "failed",
                     "writing_load", "send_q_max", "outside_cores", "machine_busy", "net_iface", "net_rx_Bps",
-                    "net_tx_Bps", "net_capacity_Bps"])
+                    "net_tx_Bps", "net_capacity_Bps", "net_share"])
         for r in rows:
             u = r.get("tiers", {})
             w.writerow([r["level"], r.get("rps"), r.get("success"), r.get("mean"), r.get("p50"), r.get("p95"), r.get("p99"),
@@ -283,7 +290,7 @@ def write_csv(rows, tier_names, path):
                         if "load" in u and u["load"].get("elapsed_s") else ""] +
                        [r.get("send_q_max"), _round(r.get("outside_cores"), 3), _round(r.get("machine_busy"), 3)] +
                        [r.get("net_iface"), _round(r.get("net_rx_Bps"), 0), _round(r.get("net_tx_Bps"), 0),
-                        _round(r.get("net_capacity_Bps"), 0)])
+                        _round(r.get("net_capacity_Bps"), 0), _round(verdict.net_share(r), 6)])
 
 
 def plot(rows, tier_names, path, title):

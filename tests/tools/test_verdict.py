@@ -4,12 +4,54 @@ sampler reported them on this machine), one per conclusion the write-ups drew.""
 import unittest
 
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
-from sutlab_lab import verdict  # noqa: E402,I100
+from sutlab_lab import stepped, verdict  # noqa: E402,I100
 
 
 def row(level, rps, send_q=0, **busy):
     return {"level": level, "rps": rps, "send_q_max": send_q,
             "tiers": {t: {"busy": b} for t, b in busy.items()}}
+
+
+class NetworkTier(unittest.TestCase):
+    """steps' network tier (stepped.py): the link's bytes a second against its capacity, in its
+    table, its CSV and its verdict, on fabricated samples."""
+
+    def step(self, rx, tx, cap):
+        return dict(row(100, 6000, web=0.3, load=0.5), net_iface="to-web", net_rx_Bps=rx, net_tx_Bps=tx,
+                    net_capacity_Bps=cap)
+
+    def test_the_writeups_share_of_its_link(self):
+        # 004 L26: 1 Gbps (125 MB/s) used at 0.01 %, (1000/8) * 0.01 % = 12.5 KB/s; the busier
+        # direction counts
+        r = self.step(12.5e3, 2e3, 125e6)
+        self.assertAlmostEqual(verdict.net_share(r), 0.0001)
+        self.assertEqual(stepped._net_cell(r), "0.01 of 125.00 (0.01%)")
+        self.assertEqual(stepped._net_cell(self.step(2e3, 30e6, 125e6)), "30.00 of 125.00 (24%)")
+        self.assertEqual(verdict.verdict(r)[0], "below limits")
+
+    def test_a_link_used_90_percent_is_the_network_tier(self):
+        v, reason = verdict.verdict(self.step(112.5e6, 1e6, 125e6))
+        self.assertEqual(v, "network")
+        self.assertIn("90% of its 125.00 MB/s", reason)
+        self.assertEqual(verdict.verdict(self.step(100e6, 1e6, 125e6))[0], "below limits")  # 80 %
+
+    def test_loopback_has_no_capacity(self):
+        r = self.step(24e6, 1e6, None)
+        self.assertIsNone(verdict.net_share(r))
+        self.assertEqual(stepped._net_cell(r), "24.00 (not capped)")
+
+    def test_steps_csv_carries_the_share(self):
+        import csv
+        import os
+        import tempfile
+        rows = [self.step(12.5e3, 2e3, 125e6), self.step(24e6, 1e6, None)]
+        for r in rows:
+            r["tiers"] = {}
+        path = os.path.join(tempfile.mkdtemp(prefix="sutlab-verdict-"), "steps.csv")
+        stepped.write_csv(rows, [], path)
+        with open(path, newline="") as f:
+            got = [(r["net_rx_Bps"], r["net_capacity_Bps"], r["net_share"]) for r in csv.DictReader(f)]
+        self.assertEqual(got, [("12500.0", "125000000.0", "0.0001"), ("24000000.0", "", "")])
 
 
 class Rules(unittest.TestCase):
