@@ -1,25 +1,24 @@
 """The TPS-trend case's ramps and its terminal (cases/tps_trend.py).
 
-A ramp is one Locust run of 100 users started over RAMP seconds, then held: its 1 s history
-(Locust's stats_history.csv) gives TPS each second from the difference of its total request
-counts (Locust's own `Requests/s` column is a 10 s moving mean, which would hide the jitter the
-write-up looked for), and from those: the TPS at one and at two users (the seconds that began
-and ended with that many), the peak, the mean and the coefficient of variation (stdev / mean)
-on the plateau (the seconds from SETTLE after the last user started, the last partial second
-left out), and the median of Locust's p50 there.
+A ramp is one Locust run of 100 users started over RAMP seconds, then held: the sutlab
+recorder's 1 s rows (PREFIX_seconds.csv: the requests each second, and their response times;
+Locust's own history is a 10 s moving mean with percentiles cumulated from the start, which would
+hide the jitter the write-up looked for) give the TPS at one and at two users, the peak, the mean
+and the coefficient of variation (stdev / mean) on the plateau (the seconds from SETTLE after the
+last user started, the last partial second left out), and the median response there.
 
 The terminal is `loadscripts/console --pty` in a process of its own: a pseudo-terminal the load
 script prints into and an 80 x 24 screen it renders on, with no rate cap; its counters file gives
 its bytes and lines a second, and its CPU, over any window of the run (window_speed).
 """
 
-import csv
+import collections
 import os
 import statistics
 import subprocess
 import time
 
-from . import LOADSCRIPTS
+from . import LOADSCRIPTS, parsers, report, stats
 from .errors import RunError
 from .report import MISSING, fmt, table
 from .services import procs
@@ -28,43 +27,37 @@ CONSOLE = os.path.join(LOADSCRIPTS, "console")
 SETTLE = 2  # seconds after the last user started before the plateau counts
 
 
-def per_second(history):
-    """[(unix time, users, TPS, p50 ms or None)] of Locust's history rows (dicts), one per interval
-    between two aggregated rows; the users are those at the interval's start and end, or None
-    when they changed during it."""
-    out, prev = [], None
-    for r in history:
-        if r.get("Name") != "Aggregated":
-            continue
-        t, n, users = float(r["Timestamp"]), float(r["Total Request Count"]), int(float(r["User Count"]))
-        if prev is not None and t > prev[0]:
-            p50 = r.get("50%")
-            out.append((t, users if users == prev[2] else None, (n - prev[1]) / (t - prev[0]),
-                        float(p50) if p50 not in (None, "", "N/A") else None))
-        prev = (t, n, users)
-    return out
+def read_seconds(path):
+    """The sutlab recorder's PREFIX_seconds.csv of a Locust run (parsers.locust_seconds)."""
+    return parsers.locust_seconds(path)
 
 
 def figures(seconds, users):
-    """A ramp's figures from per_second's list: {one, two, peak, plateau, cv, p50, window}, None
-    where the ramp had no such second (a quick ramp leaves no whole second at one user)."""
+    """A ramp's figures from its seconds (read_seconds' rows): {one, two, peak, plateau, cv, p50,
+    window}, None where the ramp had no such second (a quick ramp leaves no whole second at one
+    user). A second at n users counts when the second before it had n too (a user that started
+    during it ran part of it)."""
     def mean_at(n):
-        tps = [s[2] for s in seconds if s[1] == n]
-        return statistics.mean(tps) if tps else None
-    full = [s[0] for s in seconds if s[1] == users]
-    plateau = [s for s in seconds if full and s[1] == users and s[0] >= full[0] + SETTLE][:-1]
-    tps = [s[2] for s in plateau]
-    p50s = [s[3] for s in plateau if s[3] is not None]
-    mean = statistics.mean(tps) if tps else None
-    return {"one": mean_at(1), "two": mean_at(2), "peak": max((s[2] for s in seconds), default=None),
-            "plateau": mean, "cv": statistics.pstdev(tps) / mean if len(tps) > 1 and mean else None,
-            "p50": statistics.median(p50s) if p50s else None,
-            "window": (plateau[0][0] - 1, plateau[-1][0]) if plateau else None}
+        rps = [b["rps"] for a, b in zip(seconds, seconds[1:]) if a["users"] == b["users"] == n]
+        return statistics.mean(rps) if rps else None
+    full = [s["timestamp"] for s in seconds if s["users"] == users]
+    plateau = [s for s in seconds if full and s["users"] == users and s["timestamp"] >= full[0] + SETTLE][:-1]
+    rps = [s["rps"] for s in plateau]
+    mean = statistics.mean(rps) if rps else None
+    return {"one": mean_at(1), "two": mean_at(2), "peak": max((s["rps"] for s in seconds), default=None),
+            "plateau": mean, "cv": statistics.pstdev(rps) / mean if len(rps) > 1 and mean else None,
+            "p50": p50(plateau), "window": (plateau[0]["timestamp"] - 1, plateau[-1]["timestamp"]) if plateau else None}
 
 
-def read_history(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+def p50(seconds):
+    """The median of every response of the seconds: their histograms merged (the recorder's own
+    per-second p50s' median for a file without histograms)."""
+    if any(s.get("histogram") is None for s in seconds if s["requests"]):
+        return report.median([s["p50_ms"] for s in seconds if s["requests"]]) if seconds else None
+    merged = collections.Counter()
+    for s in seconds:
+        merged.update(s["histogram"])
+    return stats.counts_percentile(merged, 50)
 
 
 def window_speed(counters, window):
@@ -117,14 +110,14 @@ class Terminal:
         self.log.close()
 
 
-def level_window(history_path, skip):
-    """(t0, t1) of a stepped Locust level's measured seconds (its history less the first `skip`,
-    its warm-up), or None."""
+def level_window(seconds_path, skip):
+    """(t0, t1) of a stepped Locust level's measured seconds (its PREFIX_seconds.csv less the
+    first `skip`, its warm-up), or None."""
     try:
-        seconds = per_second(read_history(history_path))
+        seconds = read_seconds(seconds_path)
     except (OSError, KeyError, ValueError):
         return None
-    return (seconds[0][0] + skip - 1, seconds[-1][0]) if len(seconds) > skip else None
+    return (seconds[skip]["timestamp"] - 1, seconds[-1]["timestamp"]) if len(seconds) > skip + 1 else None
 
 
 def speed_text(s):

@@ -42,7 +42,8 @@ def matching():
     for r in on:
         if r["level"] >= tps_trend.TIER_FROM:
             r["verdict"] = "load"
-    curves = {(p, r): curve(6000, 5000) if p == "off" else curve(200, 150) for p in ("off", "on") for r in tps_trend.RAMPS}
+    curves = {(p, r): curve(6000, 5000) if p == "off" else curve(200, 150)
+              for p in ("off", "on") for r in tps_trend.RAMPS}
     curves[("off", 600)], curves[("on", 100)] = curve(6800, 6000), curve(190, 180)
     return off, on, curves
 
@@ -148,36 +149,33 @@ class TpsTrendChecks(unittest.TestCase):
                                           "printing off, 2 users: TPS", "ramp 100 s, printing on: TPS at the plateau"])
 
 
-def history(users_tps, start=1000):
-    """Locust's stats_history rows: one aggregated row a second, (users, requests that second)."""
-    out, total = [{"Timestamp": str(start), "User Count": "0", "Name": "Aggregated", "Total Request Count": "0",
-                   "50%": "N/A"}], 0
-    for i, (users, n) in enumerate(users_tps):
-        total += n
-        out.append({"Timestamp": str(start + i + 1), "User Count": str(users), "Name": "Aggregated",
-                    "Total Request Count": str(total), "50%": "2"})
-        out.append(dict(out[-1], Name="/rpc/echo", **{"Total Request Count": "1"}))  # not the aggregate
-    return out
+def seconds(users_rps, start=1000):
+    """The recorder's rows (PREFIX_seconds.csv, as parsers.locust_seconds reads them): one a
+    second, (users, requests that second), every response of a second in one 1 ms bin of its own."""
+    return [{"timestamp": start + i, "users": users, "requests": n, "rps": float(n), "p50_ms": 1.0 + i,
+             "histogram": {1.0 + i: n}} for i, (users, n) in enumerate(users_rps)]
 
 
 class Ramps(unittest.TestCase):
-    def test_tps_each_second_from_the_request_counts(self):
-        # a ramp: 1 user (1000 a second), 2 users (2500), then 100 users jittering 5000-7000
-        secs = ramps.per_second(history([(1, 1000)] * 3 + [(2, 2500)] * 3 + [(100, 6000)] * 4 +
-                                        [(100, 5000), (100, 7000)] * 3 + [(100, 10)]))
-        self.assertEqual([s[2] for s in secs[:4]], [1000.0, 1000.0, 1000.0, 2500.0])
-        self.assertIsNone(secs[0][1])  # 0 users at its start, 1 at its end: neither
-        self.assertIsNone(secs[3][1])
+    def test_the_figures_of_a_ramp(self):
+        # 1 user (1000 a second), 2 users (2500), then 100 users jittering 5000-7000, the last second partial
+        secs = seconds([(1, 1000)] * 3 + [(2, 2500)] * 3 + [(50, 4000)] + [(100, 6000)] * 3 +
+                       [(100, 5000), (100, 7000)] * 3 + [(100, 10)])
         f = ramps.figures(secs, 100)
-        self.assertEqual((f["one"], f["two"], f["peak"], f["p50"]), (1000.0, 2500.0, 7000.0, 2.0))
-        # the plateau: from SETTLE s after 100 users, the last (partial) second left out
+        # the first second at a count is left out: a user started during it
+        self.assertEqual((f["one"], f["two"], f["peak"]), (1000.0, 2500.0, 7000.0))
+        # the plateau: from SETTLE s after the first second at 100 users, the last (partial) one left out
         plateau = [6000.0] * (3 - ramps.SETTLE) + [5000.0, 7000.0] * 3
         self.assertAlmostEqual(f["plateau"], statistics.mean(plateau))
         self.assertAlmostEqual(f["cv"], statistics.pstdev(plateau) / statistics.mean(plateau))
+        self.assertEqual(f["window"], (1000 + 7 + ramps.SETTLE - 1, 1000 + 15))
+        # the median of the plateau's 42,000 responses (bins 10-16 ms, one a second): the 21,000th,
+        # in its 4th second (6000 + 5000 + 7000 < 21,000 <= + 5000)
+        self.assertEqual(f["p50"], 13.0)
 
     def test_a_ramp_with_no_plateau_has_no_plateau_figures(self):
-        f = ramps.figures(ramps.per_second(history([(1, 900), (1, 900), (50, 3000), (90, 4000)])), 100)
-        self.assertEqual((f["plateau"], f["cv"], f["window"], f["two"]), (None, None, None, None))
+        f = ramps.figures(seconds([(1, 900), (1, 900), (50, 3000), (90, 4000)]), 100)
+        self.assertEqual((f["plateau"], f["cv"], f["window"], f["two"], f["p50"]), (None, None, None, None, None))
         self.assertEqual(f["one"], 900.0)
 
     def test_the_consoles_speed_over_a_window(self):

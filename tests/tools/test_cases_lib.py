@@ -7,7 +7,7 @@ import unittest
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
 from sutlab_lab.cases import (CASES, PLANNED, checks, common, keepalive, missing_index, spray,  # noqa: E402,I100
                               texts, tps_trend)
-from sutlab_lab import dbindex  # noqa: E402,I100
+from sutlab_lab import dbindex, ramps  # noqa: E402,I100
 
 
 def rows(*pairs, **extra):
@@ -103,8 +103,9 @@ class Stages(unittest.TestCase):
 
 
 class Console(unittest.TestCase):
-    """tps-trend's console in a thread: a writer drawn at its rate, then stopped whether a writer
-    is open or not."""
+    """tps-trend's console: in a thread, a writer drawn at its rate, then stopped whether a writer
+    is open or not; with --pty (the case's terminal, sutlab_lab/ramps.Terminal), its screen and
+    its counters."""
 
     def test_drains_at_its_rate_then_stops(self):
         import os
@@ -138,6 +139,43 @@ class Console(unittest.TestCase):
         c = console.Fifo(os.path.join(d, "console"), "1m", os.path.join(d, "console.log"))
         c.close()
         self.assertFalse(c.thread.is_alive())
+
+    def test_the_screen_wraps_scrolls_and_overwrites_as_a_terminal(self):
+        from sutlab_lab.commands import console
+        screen = console.Screen()
+        screen.feed(b"hello\rHE\n" + b"x" * 170 + b"\n\xc3")  # an e-acute split across two reads
+        screen.feed(b"\xa9\n")
+        self.assertEqual(list(screen.rows)[-5:], ["HEllo", "x" * 80, "x" * 80, "x" * 10, "\u00e9"])
+        screen.feed(b"row\n" * 30)
+        self.assertEqual(list(screen.rows), ["row"] * console.ROWS)
+
+    def test_a_writer_is_drawn_and_counted(self):
+        import os
+        import tempfile
+        import time
+        d = tempfile.mkdtemp(prefix="sutlab-console-")
+        term = ramps.Terminal(d)
+        try:
+            t0 = time.time()
+            with open(term.path, "wb") as f:  # as Locust's --print-responses writes: a flush a line
+                for _ in range(2000):
+                    f.write(b"200 " + b"e" * 995 + b"\n")
+                    f.flush()
+            for _ in range(50):
+                with open(term.counters) as c:
+                    last = c.read().splitlines()[-1].split(",")
+                if last[2] == "2000":
+                    break
+                time.sleep(0.1)
+            # the tty's line discipline turns each LF into CR LF, as under a terminal window
+            self.assertEqual((int(last[1]), int(last[2])), (2000 * 1001, 2000))
+            speed = term.speed((t0 - 2, time.time() + 1))
+            self.assertGreater(speed["lines"], 0)
+            self.assertAlmostEqual(speed["Bps"] / speed["lines"], 1001, delta=1)
+        finally:
+            term.close()
+        self.assertFalse(os.path.lexists(term.path))  # the link goes with the console
+        self.assertIsNotNone(term.proc.returncode)
 
 
 class Checks(unittest.TestCase):

@@ -31,7 +31,7 @@ def _ramp(ctx, term, printing, ramp):
     locust_ramp(ctx, label, 100, seconds, ["--tags", "rpc_echo"], ["--echo-bytes", str(ECHO_BYTES)],
                 ["--print-responses", term.path] if printing == "on" else [],
                 hold=max(10, 2 * ctx.duration) if ctx.quick else HOLD)
-    f = ramps.figures(ramps.per_second(ramps.read_history(os.path.join(ctx.out, label + "_stats_history.csv"))), 100)
+    f = ramps.figures(ramps.read_seconds(os.path.join(ctx.out, label + "_seconds.csv")), 100)
     return dict(f, ramp=seconds, console=term.speed(f["window"]) if printing == "on" else None)
 
 
@@ -47,7 +47,7 @@ def run(ctx):
         off = ctx.steps("print-off", common)
         on = ctx.steps("print-on", common + ["--locust-arg=--print-responses=%s" % term.path])
         for r in on:  # the console's speed over each printing level's measured seconds
-            r["console"] = term.speed(ramps.level_window(os.path.join(ctx.out, "print-on", "level-%d_stats_history.csv"
+            r["console"] = term.speed(ramps.level_window(os.path.join(ctx.out, "print-on", "level-%d_seconds.csv"
                                                                       % r["level"]), WARMUP))
         curves = {(p, r): _ramp(ctx, term, p, r) for p in ("off", "on") for r in RAMPS}
     finally:
@@ -57,7 +57,7 @@ def run(ctx):
             "`loadscripts/console --pty` (no rate cap: its speed measured); load average %s before, %s after"
             % (ECHO_BYTES, " from the netns lab's client namespace, link capped at %s" % LINK if ctx.netns else "",
                levels, seconds, before, loadavg()), ramps.steps_table(off, on),
-            "The write-up's ramps, 100 users each, 1 s points (Locust's history; curves in OUT/ramp-*_time.png):",
+            "The write-up's ramps, 100 users each, 1 s points (the recorder's seconds; curves: OUT/ramp-*_time.png):",
             ramps.curves_table(curves, RAMP_FIGURES)], checks(off, on, curves)
 
 
