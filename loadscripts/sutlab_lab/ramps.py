@@ -63,14 +63,16 @@ def p50(seconds):
 def window_speed(counters, window):
     """The console's {Bps, lines, cpu} (bytes and lines a second, its CPU in cores) between the
     first and the last of its counter lines (unix_time, bytes, lines, cpu_s) inside window
-    (t0, t1); None when fewer than two fall in it."""
+    (t0, t1), or within half a second of it when fewer than two fall inside (a window of a
+    second or two); None when fewer than two are that near."""
     if not window:
         return None
-    inside = [c for c in counters if window[0] - 0.5 <= c[0] <= window[1] + 0.5]
-    if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
-        return None
-    (t0, b0, l0, c0), (t1, b1, l1, c1) = inside[0], inside[-1]
-    return {"Bps": (b1 - b0) / (t1 - t0), "lines": (l1 - l0) / (t1 - t0), "cpu": (c1 - c0) / (t1 - t0)}
+    for margin in (0.0, 0.5):
+        inside = [c for c in counters if window[0] - margin <= c[0] <= window[1] + margin]
+        if len(inside) >= 2 and inside[-1][0] > inside[0][0]:
+            (t0, b0, l0, c0), (t1, b1, l1, c1) = inside[0], inside[-1]
+            return {"Bps": (b1 - b0) / (t1 - t0), "lines": (l1 - l0) / (t1 - t0), "cpu": (c1 - c0) / (t1 - t0)}
+    return None
 
 
 class Terminal:
@@ -117,7 +119,7 @@ def level_window(seconds_path, skip):
         seconds = read_seconds(seconds_path)
     except (OSError, KeyError, ValueError):
         return None
-    return (seconds[skip]["timestamp"] - 1, seconds[-1]["timestamp"]) if len(seconds) > skip + 1 else None
+    return (seconds[skip]["timestamp"] - 1, seconds[-1]["timestamp"]) if len(seconds) > skip else None
 
 
 def speed_text(s):

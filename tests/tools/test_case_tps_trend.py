@@ -184,6 +184,9 @@ class Ramps(unittest.TestCase):
         self.assertEqual((s["Bps"], s["lines"]), (600000.0, 150.0))
         self.assertAlmostEqual(s["cpu"], 0.2)
         self.assertEqual(ramps.speed_text(s), "0.6 MB/s, 150 lines/s, 20 %")
+        # a window between two counter lines: the lines half a second either side of it
+        self.assertEqual(ramps.window_speed(counters, (15.4, 15.6))["lines"], 150.0)
+        self.assertIsNone(ramps.window_speed(counters, (15.1, 15.2)))
         self.assertIsNone(ramps.window_speed(counters, (40, 50)))
         self.assertIsNone(ramps.window_speed(counters, None))
 

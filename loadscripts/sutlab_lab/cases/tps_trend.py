@@ -30,7 +30,7 @@ def _ramp(ctx, term, printing, ramp):
     label = "ramp-%s-%d" % (printing, ramp)
     locust_ramp(ctx, label, 100, seconds, ["--tags", "rpc_echo"], ["--echo-bytes", str(ECHO_BYTES)],
                 ["--print-responses", term.path] if printing == "on" else [],
-                hold=max(10, 2 * ctx.duration) if ctx.quick else HOLD)
+                hold=max(6, 2 * ctx.duration) if ctx.quick else HOLD)
     f = ramps.figures(ramps.read_seconds(os.path.join(ctx.out, label + "_seconds.csv")), 100)
     return dict(f, ramp=seconds, console=term.speed(f["window"]) if printing == "on" else None)
 

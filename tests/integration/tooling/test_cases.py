@@ -3,9 +3,9 @@
 state directory and port, the harness's PostgreSQL and Redis), asserting the table is well formed
 and the direction holds where the margin is wide:
 
-  tps-trend  printing every response into a slow console against not printing: >= 10x fewer
-             requests a second (the console renders ~125 responses a second, sutlab answers
-             thousands), with sutlab idle;
+  tps-trend  printing every response into a terminal whose speed the case measures: its
+             counted lines a second match the printed requests, the printing-on figures are
+             counted (not set), the write-up's four ramps each printing off and on;
   spray      inline against the pool and offload at 100 requests a second on a 2 s block: inline
              answers a handful, the 2000-thread pool more (the write-up's direction), offload all;
   haproxy    (no database) 1 s a run: keep-alive above close, resumed TLS above full handshakes,
@@ -107,28 +107,33 @@ class Smoke(unittest.TestCase):
         stages = [d for d in os.listdir(self.out) if os.path.isdir(os.path.join(self.out, d))]
         self.assertEqual(page.data.get("cpuImages"), str(len(stages)), (name, stages))
 
-    def test_tps_trend_printing_costs_the_load_generator(self):
+    def test_tps_trend_printing_into_a_measured_terminal(self):
         doc = self.run_case("tps-trend")
         checks = checks_of(doc)
-        # the ratio's band (the write-up's 40x, x/÷1.5) is not asserted over 2 s steps; the
-        # direction, with a wide margin, is
-        # beside other work that fills the machine (its steps read 'disturbed', as test_steps accepts)
-        # the printing-off run loses most of its speed: 3.1-9.7x seen at load average 6-17; the
-        # floor is then 2x, still well above the direction
-        ratio, _ = checks["printing off / on, TPS"]
-        off_rows = [ln for ln in doc.splitlines() if ln.startswith("| off ")]
-        floor = 2 if any("disturbed" in ln for ln in off_rows) else 10
-        self.assertGreaterEqual(float(ratio.rstrip("x")), floor, doc)
-        self.assertTrue(checks["printing on -> off: TPS"][1], doc)
+        # the terminal's speed is measured, not set: the printing-on figures are counted (whether
+        # they hold depends on how fast this machine's terminal renders: not asserted), none is `set`
+        for what in ("printing on: top TPS", "ramp 100 s, printing on: TPS at the plateau", "printing off / on, TPS"):
+            self.assertIn(what, checks)
+            self.assertIsNotNone(checks[what][1], doc)
         self.assertTrue(checks["printing on: the server's CPU"][1], doc)
-        self.assertIsNone(checks["printing on: TPS"][1], doc)  # set by the console's rate: not counted
-        # the tier's verdict is not asserted here: over 2 s steps the share of time Locust sits in
-        # write() is a small sample (76-94 % seen at 100 users, around the 85 % line);
-        # test_steps.PrintedResponses asserts it on a console slow enough to leave no doubt
         self.assertIn("printing on, 10-100 users: the tier that limits", checks)
-        on_rows = [ln for ln in doc.splitlines() if ln.startswith("| on ")]
-        self.assertEqual(len(on_rows), 3, doc)  # one row per level of the quick look (1, 2, 100)
+        self.assertNotIn("printing on: the link's share", checks)  # loopback: no capacity, not counted
+        rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in doc.splitlines()
+                if ln.startswith(("| on ", "| off "))]
+        steps_on = [r for r in rows if len(r) == 12 and r[0] == "on"]
+        self.assertEqual([r[1] for r in steps_on], ["1", "2", "100"], doc)  # the quick look's levels
+        for r in steps_on:
+            # the console's own count of the lines it drew a second against Locust's requests a
+            # second: one printed line a response (windows of a few seconds: within 35 %)
+            self.assertIn("not capped", r[9])
+            lines = float(re.search(r"([\d.]+) lines/s", r[10]).group(1))
+            self.assertLess(abs(lines / float(r[2]) - 1), 0.35, r)
+        ramps = [r for r in rows if len(r) == 10]
+        # the write-up's four ramp-ups, printing off and on, each scaled to 2 s a 100 s
+        self.assertEqual(sorted((r[0], r[1]) for r in ramps),
+                         sorted((p, t) for p in ("off", "on") for t in ("1 (1)", "100 (2)", "300 (6)", "600 (12)")))
         self.assertTrue(os.path.exists(os.path.join(self.out, "print-on", "steps.png")))
+        self.assertTrue(os.path.exists(os.path.join(self.out, "ramp-on-100_time.png")))
 
     def test_count_pagination_the_count_costs_the_database(self):
         doc = self.run_case("count-pagination")
