@@ -112,10 +112,12 @@ class Smoke(unittest.TestCase):
         checks = checks_of(doc)
         # the terminal's speed is measured, not set: the printing-on figures are counted (whether
         # they hold depends on how fast this machine's terminal renders: not asserted), none is `set`
-        for what in ("printing on: top TPS", "ramp 100 s, printing on: TPS at the plateau", "printing off / on, TPS"):
+        # (a local terminal leaves the server busier than "hardly used": its CPU check is counted,
+        # its outcome not asserted either)
+        for what in ("printing on: top TPS", "ramp 100 s, printing on: TPS at the plateau", "printing off / on, TPS",
+                     "printing on: the server's CPU"):
             self.assertIn(what, checks)
             self.assertIsNotNone(checks[what][1], doc)
-        self.assertTrue(checks["printing on: the server's CPU"][1], doc)
         self.assertIn("printing on, 10-100 users: the tier that limits", checks)
         self.assertNotIn("printing on: the link's share", checks)  # loopback: no capacity, not counted
         rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in doc.splitlines()
@@ -124,10 +126,12 @@ class Smoke(unittest.TestCase):
         self.assertEqual([r[1] for r in steps_on], ["1", "2", "100"], doc)  # the quick look's levels
         for r in steps_on:
             # the console's own count of the lines it drew a second against Locust's requests a
-            # second: one printed line a response (windows of a few seconds: within 35 %)
+            # second: one printed line a response. Over 2 s steps the two windows differ by up to a
+            # second at either end (0.65-1.6x seen; 0.9-1.15x over 5 s steps): the same order,
+            # not bytes (x4000) or nothing
             self.assertIn("not capped", r[9])
             lines = float(re.search(r"([\d.]+) lines/s", r[10]).group(1))
-            self.assertLess(abs(lines / float(r[2]) - 1), 0.35, r)
+            self.assertTrue(0.5 <= lines / float(r[2]) <= 2, r)
         ramps = [r for r in rows if len(r) == 10]
         # the write-up's four ramp-ups, printing off and on, each scaled to 2 s a 100 s
         self.assertEqual(sorted((r[0], r[1]) for r in ramps),
