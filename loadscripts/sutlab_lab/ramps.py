@@ -27,6 +27,14 @@ CONSOLE = os.path.join(LOADSCRIPTS, "console")
 SETTLE = 2  # seconds after the last user started before the plateau counts
 
 
+def lab_url(netns):
+    """The lab's sutlab as the load reaches it: SUTLAB_URL when set, else the netns lab's web
+    address (infra/lab: SUTLAB_LAB_NETNS_NET, default 10.77, then .1.2) or loopback, on the lab's
+    port (SUTLAB_LAB_PORT, default 8080: the netns lab listens on it too)."""
+    host = os.environ.get("SUTLAB_LAB_NETNS_NET", "10.77") + ".1.2" if netns else "127.0.0.1"
+    return os.environ.get("SUTLAB_URL") or "http://%s:%s" % (host, os.environ.get("SUTLAB_LAB_PORT", "8080"))
+
+
 def read_seconds(path):
     """The sutlab recorder's PREFIX_seconds.csv of a Locust run (parsers.locust_seconds)."""
     return parsers.locust_seconds(path)
@@ -35,16 +43,20 @@ def read_seconds(path):
 def figures(seconds, users):
     """A ramp's figures from its seconds (read_seconds' rows): {one, two, peak, plateau, cv, p50,
     window}, None where the ramp had no such second (a quick ramp leaves no whole second at one
-    user). A second at n users counts when the second before it had n too (a user that started
-    during it ran part of it)."""
+    user). TPS counts the requests answered without failure (a refused one is no transaction). A
+    second at n users counts when the second before it had n too (a user that started during it
+    ran part of it)."""
+    def tps(s):
+        return s["rps"] - (s.get("failures_per_s") or 0.0)
+
     def mean_at(n):
-        rps = [b["rps"] for a, b in zip(seconds, seconds[1:]) if a["users"] == b["users"] == n]
-        return statistics.mean(rps) if rps else None
+        at = [tps(b) for a, b in zip(seconds, seconds[1:]) if a["users"] == b["users"] == n]
+        return statistics.mean(at) if at else None
     full = [s["timestamp"] for s in seconds if s["users"] == users]
     plateau = [s for s in seconds if full and s["users"] == users and s["timestamp"] >= full[0] + SETTLE][:-1]
-    rps = [s["rps"] for s in plateau]
+    rps = [tps(s) for s in plateau]
     mean = statistics.mean(rps) if rps else None
-    return {"one": mean_at(1), "two": mean_at(2), "peak": max((s["rps"] for s in seconds), default=None),
+    return {"one": mean_at(1), "two": mean_at(2), "peak": max((tps(s) for s in seconds), default=None),
             "plateau": mean, "cv": statistics.pstdev(rps) / mean if len(rps) > 1 and mean else None,
             "p50": p50(plateau), "window": (plateau[0]["timestamp"] - 1, plateau[-1]["timestamp"]) if plateau else None}
 

@@ -6,6 +6,7 @@ so loosening any check to always-true fails a test here. Then ramps.py's reading
 history and of the console's counters, on fabricated ones."""
 
 import copy
+import os
 import statistics
 import unittest
 
@@ -152,8 +153,8 @@ class TpsTrendChecks(unittest.TestCase):
 def seconds(users_rps, start=1000):
     """The recorder's rows (PREFIX_seconds.csv, as parsers.locust_seconds reads them): one a
     second, (users, requests that second), every response of a second in one 1 ms bin of its own."""
-    return [{"timestamp": start + i, "users": users, "requests": n, "rps": float(n), "p50_ms": 1.0 + i,
-             "histogram": {1.0 + i: n}} for i, (users, n) in enumerate(users_rps)]
+    return [{"timestamp": start + i, "users": users, "requests": n, "rps": float(n), "failures_per_s": 0.0,
+             "p50_ms": 1.0 + i, "histogram": {1.0 + i: n}} for i, (users, n) in enumerate(users_rps)]
 
 
 class Ramps(unittest.TestCase):
@@ -173,10 +174,27 @@ class Ramps(unittest.TestCase):
         # in its 4th second (6000 + 5000 + 7000 < 21,000 <= + 5000)
         self.assertEqual(f["p50"], 13.0)
 
+    def test_a_failed_request_is_no_transaction(self):
+        # a server that refuses: Locust counts the refusals among its requests, TPS does not
+        secs = seconds([(1, 900), (1, 900)] + [(100, 5000)] * 5)
+        for s in secs:
+            s["failures_per_s"] = s["rps"] - 100.0
+        f = ramps.figures(secs, 100)
+        self.assertEqual((f["one"], f["peak"], f["plateau"]), (100.0, 100.0, 100.0))
+
     def test_a_ramp_with_no_plateau_has_no_plateau_figures(self):
         f = ramps.figures(seconds([(1, 900), (1, 900), (50, 3000), (90, 4000)]), 100)
         self.assertEqual((f["plateau"], f["cv"], f["window"], f["two"], f["p50"]), (None, None, None, None, None))
         self.assertEqual(f["one"], 900.0)
+
+    def test_the_labs_url_follows_its_port_and_network(self):
+        from unittest import mock
+        with mock.patch.dict("os.environ", {"SUTLAB_LAB_PORT": "18380", "SUTLAB_LAB_NETNS_NET": "10.93"}):
+            os.environ.pop("SUTLAB_URL", None)
+            self.assertEqual(ramps.lab_url(False), "http://127.0.0.1:18380")
+            self.assertEqual(ramps.lab_url(True), "http://10.93.1.2:18380")
+            os.environ["SUTLAB_URL"] = "http://10.1.1.1:1"  # exec-client's, where it is set
+            self.assertEqual(ramps.lab_url(True), "http://10.1.1.1:1")
 
     def test_the_consoles_speed_over_a_window(self):
         counters = [(t, 4000.0 * 150 * (t - 10), 150.0 * (t - 10), 0.2 * (t - 10)) for t in range(10, 30)]

@@ -37,8 +37,7 @@ def _ramp(ctx, term, printing, ramp):
 
 def run(ctx):
     seconds, levels, before = ctx.seconds(STEP_SECONDS), QUICK_LEVELS if ctx.quick else LEVELS, loadavg()
-    ctx.url = os.environ.get("SUTLAB_URL") or ("http://10.77.1.2:8080" if ctx.netns else
-                                               "http://127.0.0.1:%s" % os.environ.get("SUTLAB_LAB_PORT", "8080"))
+    ctx.url = ramps.lab_url(ctx.netns)
     term = ramps.Terminal(ctx.out)
     try:
         ctx.up("tiny", ["--workers", "1"], *(["--rate", LINK] if ctx.netns else []))
