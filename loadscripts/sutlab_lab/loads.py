@@ -15,13 +15,10 @@ ms, and the errors by kind (parsers.py reads them). What each tool can tell:
 import json
 import os
 import re
-import shlex
 
-from . import LOADSCRIPTS, parsers, report, stats
-from .services import procs
+from . import loadargv, parsers, report, stats
 
 TOOLS = ("ab", "hey", "wrk", "locust", "httperf")
-AB_MAX_RPS = 200000  # more than ab reaches on one core
 OPEN_MODEL = ("httperf",)  # levels are arrival rates, not concurrent clients
 
 
@@ -46,47 +43,26 @@ class Load:
     def command(self, level, seconds, tag):
         """The argv that holds `level` (clients, or arrivals a second for httperf) for `seconds`,
         on the cores given; `tag` names the files a run leaves in out_dir (Locust's CSVs)."""
-        argv = self._command(level, seconds, tag)
-        if self.cpus:
-            argv = ["taskset", "-c", ",".join(str(c) for c in self.cpus)] + argv
-        return argv
+        return loadargv.taskset(self.cpus, self._command(level, seconds, tag))
 
     def _command(self, level, seconds, tag):
-
         target = self.url + self.path
         if self.tool == "ab":
-            # -r: a reset or a timed-out receive is counted, not the end of the run
-            # -t alone stops at 50,000 requests; ab keeps a record per request, so the cap is
-            # sized to the run, not set huge (4 GB of records cost seconds to fault in)
-            return ["ab", "-r", "-k", "-q", "-s", str(self.timeout), "-c", str(level), "-t", str(seconds),
-                    "-n", str(max(50000, seconds * AB_MAX_RPS)), target]
+            return loadargv.ab(target, level, seconds, self.timeout)
         if self.tool == "hey":
-            return ["hey", "-cpus", str(self.workers), "-c", str(level), "-z", "%ds" % seconds,
-                    "-t", str(self.timeout), target]
+            return loadargv.hey(target, level, seconds, self.timeout, self.workers)
         if self.tool == "wrk":
             # wrk wants at least one connection per thread
-            argv = ["wrk", "-t%d" % min(self.workers, level), "-c", str(level), "-d", "%ds" % seconds,
-                    "--timeout", "%ds" % self.timeout, "--latency"]
-            return argv + (["-s", self.script] if self.script else []) + [target]
+            return loadargv.wrk(target, level, seconds, min(self.workers, level), self.timeout, latency=True,
+                                script=self.script, glued=False)
         if self.tool == "httperf":
             _host_port(self.url)  # spray takes plain http only, as httperf does
-            return ["/usr/bin/python3", os.path.join(LOADSCRIPTS, "spray"), "--url", self.url, "--path", self.path,
-                    "--rate", str(level), "--duration", str(seconds), "--timeout", str(self.timeout),
-                    "--json", "--no-report"] + self.spray_args
-        argv = ["/usr/bin/locust", "-f", ",".join(self.locustfiles), "--headless", "--host", self.url,
-                "-u", str(level), "-r", str(level), "-t", "%ds" % seconds, "--only-summary",
-                # failed requests are errors of the row, counted by kind, not a failed tool
-                "--exit-code-on-error", "0",
-                "--csv", os.path.join(self.out_dir, tag)]
-        if self.tags:
-            argv += ["--tags"] + list(self.tags)
+            return loadargv.spray(self.url, self.path, level, seconds, self.timeout, self.spray_args)
+        argv = loadargv.locust(self.locustfiles, self.url, level, seconds, os.path.join(self.out_dir, tag),
+                               tags=self.tags or (), extra=self.locust_args)
         if self.workers > 1:
-            return self._distributed(argv + self.locust_args)
-        return argv + self.locust_args
-
-    def _distributed(self, master):
-        return locust_distributed(master, self.locustfiles, self.locust_args, self.workers)
-
+            return loadargv.locust_distributed(argv, self.locustfiles, self.locust_args, self.workers)
+        return argv
 
     def result(self, output, tag, level, skip_s=0):
         """{rps, mean, p50, p99, errors: {kind: n}} of a finished run; the first skip_s seconds
@@ -101,30 +77,9 @@ class Load:
                 "errors": r["error_kinds"]}
 
 
-def locust_distributed(master, locustfiles, worker_args, workers):
-    """A headless Locust argv (`master`, /usr/bin/locust first) as a master and `workers` workers
-    on loopback, under one shell: the load tier's process tree (the sampler's, loadcap's) holds
-    them all. When the master ends, the shell stops any worker still running (one that missed the
-    master's quit message waits for its heartbeat a minute, holding the caller's pipe open) and
-    exits with the master's status. worker_args (the sutlab options: --print-responses, ...) go to
-    every worker: each reads its own; the master sends them the host, the tags and the users."""
-    port = procs.free_port()
-    master = master[:1] + ["--master", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(port),
-                           "--expect-workers", str(workers)] + master[1:]
-    worker = ["/usr/bin/locust", "-f", ",".join(locustfiles), "--worker", "--master-host", "127.0.0.1",
-              "--master-port", str(port)] + list(worker_args)
-    script = "".join("%s & w%d=$!; " % (_shell(worker), i) for i in range(workers)) + _shell(master) + \
-        "; rc=$?; kill %s 2>/dev/null; wait; exit $rc" % " ".join("$w%d" % i for i in range(workers))
-    return ["/bin/sh", "-c", script]
-
-
 SCALABLE = ("wrk", "hey", "locust")
 SCALABLE_WHY = {"ab": "ab is one thread: run steps with wrk, hey or locust", "httperf":
                 "spray starts as many httperf processes as the rate needs"}
-
-
-def _shell(argv):
-    return " ".join(shlex.quote(a) for a in argv)
 
 
 def _host_port(url):

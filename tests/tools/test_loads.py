@@ -6,7 +6,7 @@ import tempfile
 import unittest
 
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
-from sutlab_lab import loads  # noqa: E402,I100
+from sutlab_lab import loadargv, loads  # noqa: E402,I100
 
 
 class Commands(unittest.TestCase):
@@ -17,7 +17,7 @@ class Commands(unittest.TestCase):
         self.assertEqual(argv[argv.index("-s") + 1], "7")
         self.assertIn("-r", argv)  # a reset is counted, not the end of the run
         # the request cap is sized to the run: -t alone stops at 50,000, a huge cap costs seconds
-        self.assertEqual(int(argv[argv.index("-n") + 1]), 10 * loads.AB_MAX_RPS)
+        self.assertEqual(int(argv[argv.index("-n") + 1]), 10 * loadargv.AB_MAX_RPS)
         self.assertEqual(argv[-1], "http://127.0.0.1:8080/health_check")
 
     def test_wrk_script_and_path(self):

@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 
-from .. import LOADSCRIPTS, REPO, parsers, tiers
+from .. import LOADSCRIPTS, REPO, loadargv, parsers, tiers
 from ..services import procs
 from ..errors import RunError
 from ..services.server import ServerProcess
@@ -22,8 +22,7 @@ PGBENCH_SCRIPT = os.path.join(BENCH_D, "stores_by_category.sql")
 BOARD_ARTICLE_SCRIPT = os.path.join(BENCH_D, "board_article.sql")
 BOARD_PAGE_SCRIPT = os.path.join(BENCH_D, "board_page.sql")
 NGINX = "/usr/sbin/nginx"
-PG_BIN = "/usr/lib/postgresql/15/bin"
-PGBENCH = os.path.join(PG_BIN, "pgbench")
+PG_BIN, PGBENCH = loadargv.PG_BIN, loadargv.PGBENCH
 PSQL = os.path.join(PG_BIN, "psql")
 DB_SUITES = ("delivery", "dbmode", "board", "cost")  # run beside a private PostgreSQL and Redis
 
@@ -76,14 +75,13 @@ def with_loadgen(res, tool):
 
 
 def wrk_argv(args, port, path, seconds, script_args=None, script=WRK_SCRIPT, connections=None, timeout=None):
-    argv = ["taskset", "-c", str(args.wrk_cpu), "wrk", "-t%d" % args.threads,
-            "-c%d" % (connections or args.connections), "-d%ds" % seconds]
-    if timeout:
-        argv.append("--timeout=%ds" % timeout)
-    argv.append("--latency")
-    if script_args is None:
-        return argv + ["http://127.0.0.1:%d%s" % (port, path)]
-    return argv + ["-s", script, "http://127.0.0.1:%d" % port, "--"] + [str(a) for a in script_args]
+    """wrk on the load CPU: GET `path`, or the script's requests when script_args is given (then
+    path is not used)."""
+    scripted = script_args is not None
+    url = "http://127.0.0.1:%d%s" % (port, "" if scripted else path)
+    return loadargv.taskset(args.wrk_cpu, loadargv.wrk(
+        url, connections or args.connections, seconds, args.threads, timeout, latency=True,
+        script=script if scripted else None, script_args=script_args, equals=True))
 
 
 def run_wrk(args, port, path, seconds, **kw):
@@ -97,15 +95,8 @@ def run_wrk(args, port, path, seconds, **kw):
 
 def pgbench_argv(args, db_url, seconds, script, defines, log_prefix=None):
     """pgbench on a script of bench.d, -D NAME=VALUE for each (name, value) of defines."""
-    argv = ["taskset", "-c", str(args.wrk_cpu), PGBENCH, "-n", "-M", "prepared",
-            "-T", str(seconds), "-c", str(args.pgbench_clients), "-j", str(args.threads),
-            "--random-seed=%d" % args.seed]
-    for k, v in defines:
-        argv += ["-D", "%s=%s" % (k, v)]
-    argv += ["-f", script]
-    if log_prefix:
-        argv += ["-l", "--log-prefix", log_prefix]
-    return argv + [db_url]
+    return loadargv.taskset(args.wrk_cpu, loadargv.pgbench(db_url, seconds, args.pgbench_clients, args.threads,
+                                                           args.seed, script, defines, log_prefix))
 
 
 def run_pgbench(argv, seconds, log_prefix=None):
@@ -126,11 +117,8 @@ def run_pgbench(argv, seconds, log_prefix=None):
 
 
 def redis_bench_argv(args, port, n, command):
-    argv = ["taskset", "-c", str(args.wrk_cpu), "redis-benchmark", "-h", "127.0.0.1",
-            "-p", str(port), "-c", str(args.connections), "-n", str(n), "--csv"]
-    if args.threads > 1:
-        argv += ["--threads", str(args.threads)]
-    return argv + list(command)
+    return loadargv.taskset(args.wrk_cpu, loadargv.redis_benchmark(port, args.connections, n, command,
+                                                                   args.threads))
 
 
 def run_redis_benchmark(args, port, n, command, expect_seconds):

@@ -8,7 +8,7 @@ import shlex
 import subprocess
 
 from . import log
-from .. import LOADSCRIPTS, loads, parsers, progress, spray, tiers, verdict
+from .. import LOADSCRIPTS, loadargv, parsers, progress, spray, tiers, verdict
 from ..services import metrics
 from ..services import client, procs
 from ..errors import RunError
@@ -16,7 +16,7 @@ from ..tools import run_tool
 
 WRK_DIR = os.path.join(LOADSCRIPTS, "wrk")
 LOCUSTFILE = os.path.join(LOADSCRIPTS, "locust", "locustfile.py")
-LOCUST = "/usr/bin/locust"
+LOCUST = loadargv.LOCUST
 
 # name -> (wrk script, path, script args, extra env, Locust tag, description, probe (method, path, body))
 SCENARIOS = {
@@ -122,9 +122,9 @@ def load_description(args, scenario):
 
 def wrk_argv(args, url, scenario, duration):
     script, path, sargs = SCENARIOS[scenario][:3]
-    argv = ["wrk", "-t%d" % args.threads, "-c%d" % args.connections, "-d%ds" % max(1, round(duration)),
-            "--timeout", "10s", "-s", os.path.join(WRK_DIR, script), url.rstrip("/") + scenario_text(args, path)]
-    return argv + (["--"] + [scenario_text(args, a) for a in sargs] if sargs else [])
+    return loadargv.wrk(url.rstrip("/") + scenario_text(args, path), args.connections, max(1, round(duration)),
+                        args.threads, timeout=10, script=os.path.join(WRK_DIR, script),
+                        script_args=[scenario_text(args, a) for a in sargs] if sargs else None)
 
 
 def run_wrk(args, url, scenario, duration, token, outfile):
@@ -175,8 +175,8 @@ def run_s_time(args, scenario, duration, outfile):
     path; with -reuse every connection after the first offers the session back, so the server's
     --tls-resumption decides between a resumed and a full handshake. rps = connections a second."""
     seconds = max(1, int(round(duration)))
-    argv = ["openssl", "s_time", "-connect", _host_port(args.tls_url), "-reuse", "-time", str(seconds),
-            "-www", scenario_text(args, SCENARIOS[scenario][1]), "-tls%s" % args.tls_version.replace(".", "_")]
+    argv = loadargv.s_time(_host_port(args.tls_url), seconds, scenario_text(args, SCENARIOS[scenario][1]),
+                           args.tls_version)
     out = run_tool(argv, seconds + 60, "openssl s_time").output
     if outfile:
         with open(outfile, "w") as f:
@@ -198,14 +198,13 @@ def run_locust(args, url, scenario, duration, outprefix):
     if not os.access(LOCUST, os.X_OK):
         raise RunError("%s not found: apt-get install python3-locust" % LOCUST)
     u = args.connections
-    argv = [LOCUST, "-f", LOCUSTFILE, "--headless", "--host", url, "--tags", tag, "-u", str(u), "-r", str(u),
-            "-t", "%ds" % max(1, round(duration)), "--csv", outprefix, "--only-summary",
-            "--exit-code-on-error", "0", "--step-settle", "1"]
+    argv = loadargv.locust([LOCUSTFILE], url, u, max(1, round(duration)), outprefix, tags=[tag],
+                           extra=["--step-settle", "1"], tags_first=True)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     if "gzip" in scenario:
         env["SUTLAB_ACCEPT_ENCODING"] = "gzip"
     if args.load_workers > 1:
-        argv = loads.locust_distributed(argv, [LOCUSTFILE], ["--step-settle", "1"], args.load_workers)
+        argv = loadargv.locust_distributed(argv, [LOCUSTFILE], ["--step-settle", "1"], args.load_workers)
     out = run_tool(budget(args, argv), duration + 90, "locust", env=env).output
     with open(outprefix + ".log", "w") as f:
         f.write("$ %s\n%s" % (" ".join(shlex.quote(a) for a in argv), out))
@@ -220,7 +219,7 @@ def run_locust(args, url, scenario, duration, outprefix):
 
 def budget(args, argv):
     """argv on the load tier's cores (--load-cpus: taskset), or as it is."""
-    return ["taskset", "-c", args.load_cpus] + argv if args.load_cpus else argv
+    return loadargv.taskset(args.load_cpus, argv)
 
 
 def pin(target, pin_db, undo=False):
@@ -246,8 +245,8 @@ class Probe:
     request sees next to the load."""
 
     def __init__(self, args, url, path_prefix):
-        self.argv = ["wrk", "-t1", "-c1", "-d%ds" % max(1, round(args.duration)), "--timeout", "10s",
-                     "-s", os.path.join(WRK_DIR, "plain.lua"), url.rstrip("/") + args.probe]
+        self.argv = loadargv.wrk(url.rstrip("/") + args.probe, 1, max(1, round(args.duration)), timeout=10,
+                                 script=os.path.join(WRK_DIR, "plain.lua"))
         self.timeout = args.duration + 30
         self.out = open(path_prefix + ".probe.txt", "w+")
         self.out.write("$ %s\n" % " ".join(self.argv))
