@@ -8,6 +8,7 @@ import unittest
 
 import toolstest  # first: it puts loadscripts/ on the path, for package sutlab_lab
 from sutlab_lab import engine  # noqa: I100
+from sutlab_lab.engine import targets
 from sutlab_lab.errors import RunError
 
 
@@ -224,6 +225,66 @@ class RunLive(unittest.TestCase):
         self.target.admin = None
         with self.assertRaisesRegex(RunError, "admin listener"):
             engine.run_live(self.target, self.arms, lambda s: self.fail("no load"), seconds=0.5)
+
+
+class FakeServer:
+    """A ServerProcess's lifecycle, recorded: started, stopped, running or not."""
+
+    def __init__(self, calls, flags, label, fail=False):
+        self.calls, self.flags, self.label, self.fail, self.up = calls, flags, label, fail, False
+        self.pid = 100 + len(calls)
+
+    def start(self):
+        self.calls.append(("start", self.label, tuple(self.flags)))
+        if self.fail:
+            raise RunError("no answer")
+        self.up = True
+        return self
+
+    def stop(self):
+        self.calls.append(("stop", self.label))
+        self.up = False
+
+    def running(self):
+        return self.up
+
+
+class ServerTargets(unittest.TestCase):
+    """targets.ServerTarget (bench's board suite) and SpawnTarget share one restart rule."""
+
+    def test_restarted_when_the_flags_differ_or_it_was_stopped(self):
+        calls = []
+        t = targets.ServerTarget(lambda flags, label: FakeServer(calls, flags, label))
+        t.apply(["--a"], "one")
+        t.apply(["--a"], "one")  # same flags, running: left as it is
+        self.assertEqual(t.pids(), [t.server.pid])
+        t.apply(["--b"], "two")
+        t.stop()
+        t.apply(["--b"], "two")  # stopped (an arm's teardown): a fresh one
+        t.server.up = False
+        t.apply(["--b"], "two")  # died: started again
+        t.restore()
+        self.assertEqual(calls, [("start", "one", ("--a",)), ("stop", "one"), ("start", "two", ("--b",)),
+                                 ("stop", "two"), ("start", "two", ("--b",)), ("stop", "two"),
+                                 ("start", "two", ("--b",)), ("stop", "two")])
+        self.assertEqual((t.server, t.pids()), (None, []))
+
+    def test_a_fresh_server_for_every_run_through_run_on(self):
+        calls = []
+        t = targets.ServerTarget(lambda flags, label: FakeServer(calls, flags, label))
+        arms = [engine.Arm(m, flags=[f], teardown=t.stop) for m, f in (("off", "--no-x"), ("on", "--x"))]
+        rows = engine.run_on(t, arms, lambda arm, rnd, s: t.server.label, rounds=2, seconds=1)
+        self.assertEqual(rows, {"off": ["off", "off"], "on": ["on", "on"]})
+        self.assertEqual([c for c in calls if c[0] == "start"], [("start", "off", ("--no-x",)),
+                                                                 ("start", "on", ("--x",)), ("start", "on", ("--x",)),
+                                                                 ("start", "off", ("--no-x",))])
+        self.assertEqual(len(calls), 8)  # each start stopped
+
+    def test_a_failed_start_says_why(self):
+        calls = []
+        t = targets.ServerTarget(lambda flags, label: FakeServer(calls, flags, label, fail=True))
+        with self.assertRaisesRegex(RunError, "no answer"):
+            t.apply(["--a"], "one")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
 """bench's board suite, sutlab --workers 1 and PostgreSQL on the server CPU, wrk and pgbench on
 the other: (1) at medium size, GET /api/articles/:slug and the index at a random offset next to
 pgbench running each endpoint's own statement; (2) at large size, the index with
---count-pagination off vs on, sutlab restarted for every run."""
+--count-pagination off vs on, sutlab restarted for every run (the engine's run_on, on a
+ServerTarget)."""
 
 import os
 import re
 import time
 
 from .. import engine
+from ..engine.targets import ServerTarget
 from ..services import procs
 from ..errors import RunError
 from ..report import fmt
@@ -182,27 +184,34 @@ def run_part1(ctx):
 # ---------------------------------------------------------------------------------------------
 # Part 2: --count-pagination off vs on
 
-def mode_contender(ctx, mode, res, wrk_kw, pg_base):
-    """Every run on a sutlab started (and warmed) for it, stopped after, its backends gone."""
+def mode_arm(ctx, mode, target, res, wrk_kw, pg_base):
+    """--count-pagination off or on: every run on a sutlab the target starts (with the mode's
+    flags) and the setup checks and warms, stopped after it, its backends gone."""
     args, svc = ctx.args, ctx.svc
 
-    def measure(seconds):
-        server = board_server(ctx, "sutlab-%s" % mode, MODE_FLAGS[mode])
-        log("bench: board: starting sutlab %s on 127.0.0.1:%d (CPU %d)" % (mode, server.port, args.server_cpu))
-        try:
-            server.start()
-            res["argv"][mode] = common.short_cmd(server.argv)
-            board_sql.page_check(server.port, 21 if mode == "count-off" else res["db"]["articles"], mode)
-            if args.warmup:
-                log("bench: board: warmup %s (%ds)" % (mode, args.warmup))
-                common.run_wrk(args, server.port, None, args.warmup, **wrk_kw)
-                svc.drain("the warm-up")
-            return measured(ctx, server, lambda: common.run_wrk(args, server.port, None, seconds, **wrk_kw))
-        finally:
-            server.stop()
-            procs.wait_tree_size(svc.pg_pid, pg_base, 30)  # sutlab's backends gone
+    def setup():
+        server = target.server
+        res["argv"][mode] = common.short_cmd(server.argv)
+        board_sql.page_check(server.port, 21 if mode == "count-off" else res["db"]["articles"], mode)
+        if args.warmup:
+            log("bench: board: warmup %s (%ds)" % (mode, args.warmup))
+            common.run_wrk(args, server.port, None, args.warmup, **wrk_kw)
+            svc.drain("the warm-up")
 
-    return engine.Arm(mode, measure)
+    def teardown():
+        target.stop()
+        procs.wait_tree_size(svc.pg_pid, pg_base, 30)  # sutlab's backends gone
+
+    return engine.Arm(mode, flags=MODE_FLAGS[mode], setup=setup, teardown=teardown)
+
+
+def mode_target(ctx):
+    """The engine's target for part 2: a board sutlab with the arm's flags, named after it."""
+    def new_server(flags, mode):
+        server = board_server(ctx, "sutlab-%s" % mode, flags)
+        log("bench: board: starting sutlab %s on 127.0.0.1:%d (CPU %d)" % (mode, server.port, ctx.args.server_cpu))
+        return server
+    return ServerTarget(new_server)
 
 
 def run_part2(ctx):
@@ -221,8 +230,17 @@ def run_part2(ctx):
                   script_args=[PAGE_PATH, maxoff, args.seed, 0])
     pg_base = svc.pg_size()
     res["load_before"] = procs.loadavg()
-    res["runs"] = engine.run_rounds([mode_contender(ctx, m, res, wrk_kw, pg_base) for m in MODES],
-                                    args.rounds, args.duration, on_result=progress(ctx, args.large_size))
+    target = mode_target(ctx)
+
+    def measure(arm, rnd, seconds):
+        server = target.server
+        return measured(ctx, server, lambda: common.run_wrk(args, server.port, None, seconds, **wrk_kw))
+
+    try:
+        res["runs"] = engine.run_on(target, [mode_arm(ctx, m, target, res, wrk_kw, pg_base) for m in MODES],
+                                    measure, args.rounds, args.duration, on_result=progress(ctx, args.large_size))
+    finally:
+        target.stop()
     res["load_after"] = procs.loadavg()
     res["flip_cmd"] = common.short_cmd(common.wrk_argv(args, 0, None, args.duration, **wrk_kw))
     return res

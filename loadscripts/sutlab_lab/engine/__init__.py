@@ -5,8 +5,8 @@ and checks read. flip, the cases and bench's suites that compare arms run on it.
   Arm        one side: its name, the server's flags for it or its live change, what the table
              says differs, a setup run before each of its runs (rounds.py)
   targets    the server the arms run on, restarted with each arm's flags: the lab, one the engine
-             spawns, one a command restarts (targets.py), with its admin listener (live.Admin)
-             when it has one; a case's lab is cases/common.py's
+             spawns, one its caller builds (bench), one a command restarts (targets.py), with its
+             admin listener (live.Admin) when it has one; a case's lab is cases/common.py's
   run_on     for each round, each arm in the round's order: the target takes its flags (or its
              live change), its setup runs, the caller's measure(arm, round, seconds) gives the row
   run_rounds the same for arms that measure themselves (bench's suites: servers side by side)

@@ -1,7 +1,8 @@
 """An experiment's target: the server restarted with each arm's flags. The lab (infra/lab restart,
-the default; its sutlab, or every instance of a scaled lab), one the engine starts itself (--spawn),
-or one a command restarts (--restart-cmd). `args` holds the options flip names them by: url,
-spawn, restart_cmd, pid_file, pg_pid_file, db_url, start_timeout."""
+the default; its sutlab, or every instance of a scaled lab), one the engine starts itself (--spawn;
+or a ServerTarget, a server its caller builds: bench's), or one a command restarts (--restart-cmd).
+`args` holds the options flip names them by: url, spawn, restart_cmd, pid_file, pg_pid_file,
+db_url, start_timeout."""
 
 import os
 import shlex
@@ -148,7 +149,51 @@ class LabTarget(Target):
         return "the lab, %s (infra/lab restart)" % self.url
 
 
-class SpawnTarget(Target):
+class Restarts:
+    """A server the engine starts itself: new_server(flags, label) gives one (a ServerProcess, not
+    yet started) and apply starts it anew when the flags differ from those in force or when it is
+    not running (an arm's teardown that stops it gives every run a fresh server)."""
+
+    server = None
+    current = None
+
+    def apply(self, flags, label):
+        if flags == self.current and self.server is not None and self.server.running():
+            return
+        self.stop()
+        self.current = list(flags)
+        self.server = self.new_server(flags, label)
+        try:
+            self.server.start()
+        except RunError as e:
+            raise self.start_failed(e)
+
+    def start_failed(self, e):
+        return e
+
+    def stop(self):
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+    def pids(self):
+        return [self.server.pid] if self.server is not None else []
+
+    def restore(self):
+        self.stop()
+
+
+class ServerTarget(Restarts):
+    """A server the caller knows how to start (bench's sutlab on its CPU): new_server(flags,
+    label) -> a ServerProcess, not started."""
+
+    kind = "server"
+
+    def __init__(self, new_server):
+        self.new_server = new_server
+
+
+class SpawnTarget(Restarts, Target):
     kind = "spawn"
 
     def __init__(self, args, out, log=stderr_log):
@@ -158,36 +203,20 @@ class SpawnTarget(Target):
         # relative path (build/sutlab) is the caller's, from the caller's directory
         if self.cmd and os.sep in self.cmd[0] and not os.path.isabs(self.cmd[0]):
             self.cmd[0] = os.path.abspath(self.cmd[0])
-        self.server = None
+        self.log_path = None
 
-    def stop(self):
-        if self.server is not None:
-            self.server.stop()
-            self.server = None
-
-    def apply(self, flags, label):
-        if flags == self.current and self.server is not None and self.server.running():
-            return
-        self.stop()
+    def new_server(self, flags, label):
         argv = self.cmd + flags
-        path = os.path.join(self.out, "server-%s.log" % label)
+        self.log_path = os.path.join(self.out, "server-%s.log" % label)
         shown = " ".join(shlex.quote(a) for a in argv)
         self.log("starting %s" % shown)
-        with open(path, "a") as f:
+        with open(self.log_path, "a") as f:
             f.write("==== %s\n" % shown)
-        self.current = list(flags)
-        self.server = ServerProcess(argv, urllib.parse.urlsplit(self.url).port or 80, path, name=self.cmd[0],
-                                    env=procs.clean_env(), cwd=self.out, start_timeout=self.args.start_timeout)
-        try:
-            self.server.start()
-        except RunError as e:
-            raise RunError("%s (log: %s)" % (e, path))
+        return ServerProcess(argv, urllib.parse.urlsplit(self.url).port or 80, self.log_path, name=self.cmd[0],
+                             env=procs.clean_env(), cwd=self.out, start_timeout=self.args.start_timeout)
 
-    def pids(self):
-        return [self.server.pid] if self.server is not None else []
-
-    def restore(self):
-        self.stop()
+    def start_failed(self, e):
+        return RunError("%s (log: %s)" % (e, self.log_path))
 
     def describe(self):
         return "%s (started by flip: %s FLAGS)" % (self.url, " ".join(self.cmd))
