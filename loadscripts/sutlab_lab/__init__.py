@@ -17,6 +17,8 @@ markdown for report.html); run with Debian's /usr/bin/python3.
   thresholds --fail-if EXPR: the figures a run must meet
   stepped    a stepped run: one load tool held at each level, each step measured and judged
   loads      the load tools of a stepped run: the command that holds one level of each
+  loadargv   every load tool's command line (wrk, ab, hey, spray, Locust, s_time, pgbench,
+             redis-benchmark), for steps, flip and bench alike
   spray      the open-model load (httperf) reported as vegeta reports it;  httperf  its outputs
   proxybench HAProxy as the subject on a core of its own: its rates, CPU split, memory per connection
   progress   progress lines of a long run, on stderr
@@ -26,7 +28,7 @@ markdown for report.html); run with Debian's /usr/bin/python3.
   series     per-second series for the plots (Locust CSVs, hey -o csv), and what a file is
   report     fmt, ratio, medians, table: None is the one missing value
   engine/    the experiment engine: arms alternated in rounds (A B C, then C B A) on a target
-             (the lab, a spawned server, one a command restarts), rows as values
+             (the lab, a spawned server, one its caller builds, one a command restarts), rows as values
   plots      the PNGs (matplotlib, Agg)
   htmlreport report.html of a run (templates/report.html), a page a browser opens offline
   callgrind  callgrind files -> self cost per object and function (bench's cost suite)
