@@ -1,10 +1,12 @@
-"""The think time of the blog write-up's scenario, derived from its own rows (seeds 000): the
-write-up publishes no scenario.py and no wait time (figures-000.md, "What the write-up does NOT
-state"), but every scenario row leaves time per request that its latency does not explain.
+"""The think time of the blog write-up's scenario, derived from its own rows (write-up 000): the
+write-up publishes no scenario.py and no wait time (000's figure reference lists both among what
+the write-up does not state), but every scenario row leaves time per request that its latency
+does not explain.
 
 A closed user spends per request its latency R plus a wait Z, so with N users at X requests/s
-Little's law gives N = X x (R + Z), and Z = N / X - R (figures-000.md, D-L). The single-endpoint
-runs of the same write-up leave Z ~ 0, the scenario rows 0.36-0.43 s: the scenario waited.
+Little's law gives N = X x (R + Z), and Z = N / X - R (000 D-L; citations: docs/bottlenecks.md).
+The single-endpoint runs of the same write-up leave Z ~ 0, the scenario rows 0.36-0.43 s: the
+scenario waited.
 
 No Locust import: the unit tests load this file alone, and blog_writeup.py takes its default from
 THINK_S.
@@ -12,8 +14,8 @@ THINK_S.
 
 import statistics
 
-# The write-up's scenario rows (`locust -f scenario.py`): (line of the seed file, step of
-# figures-000.md, users, rps, ms). L217 repeats L186 and is left out. The ms statistic is not
+# The write-up's scenario rows (`locust -f scenario.py`): (line of the write-up's text, step of
+# 000's figure reference, users, rps, ms). L217 repeats L186 and is left out. The ms statistic is not
 # stated (mean, median?); Little's law holds for the mean, which is assumed.
 SCENARIO_ROWS = (
     ("L168", "17 scenario", 8, 17, 98),

@@ -1,5 +1,5 @@
 """sutlab: a blog scenario that puts its pressure on the database, as the Laravel blog write-up's
-`scenario.py` did (seeds 000 L165-L169: 8 and 32 users, the database's CPU at 47 % and 99 %).
+`scenario.py` did (000 L165-L169: 8 and 32 users, the database's CPU at 47 % and 99 %).
 
     locust -f loadscripts/locust/blog_writeup.py --headless --host http://127.0.0.1:8080 \
         -u 32 -r 32 -t 1m --fixture-users 10000 --csv var/locust/blog
@@ -21,7 +21,7 @@ weights, nor a password scheme. Everything below is **the lab's choice**:
   them (10 unless told), whatever the server's --bcrypt-cost, so a level's logins need a warm-up
   long enough for them (steps --warmup) to stay out of its measured seconds;
 - the think time between tasks: **derived, not published**: the median over the write-up's seven
-  scenario rows of users / rps - latency (blog_think.py, figures-000.md D-L), 0.372 s;
+  scenario rows of users / rps - latency (blog_think.py, 000 D-L), 0.372 s;
   `--think-time` (or SUTLAB_THINK_TIME) overrides it. One request per task keeps it a wait per
   request, as the rows measure it.
 """

@@ -18,7 +18,7 @@ from .engine import targets
 
 # The lookup of users by name (GET /api/profiles/:username through lower(username),
 # db/migrations/004): the lab's counterpart of the blog write-up's index on its users' name
-# (seeds 000 L183).
+# (000 L183).
 USERS_BY_NAME = "idx_users_username_lower"
 
 

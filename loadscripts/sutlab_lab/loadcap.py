@@ -3,7 +3,8 @@
 A load tool's capacity is not the threads that happened to run during a step: wrk's main thread
 wakes to start and to print, a Locust master only aggregates, the Go runtime under hey starts
 helper threads, and on a busy machine any of them may or may not be scheduled in a 3 s window. A
-verdict that depends on which of them ran is noise (issue 25). So the capacity is what the tool
+verdict that depends on which of them ran is noise (wrk -t1 once read as 98 % of 2 cores when its
+main thread happened to run, and the step lost its verdict). So the capacity is what the tool
 was told to use:
 
   wrk       -t/--threads N (wrk's default, 2, when not given)

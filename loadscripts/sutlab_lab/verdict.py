@@ -25,7 +25,8 @@ send_q; the previous row, if any, gives the trend. The rules, first match wins:
 A step is disturbed when work outside the tiers the sampler watches (a build, another run) used
 DISTURBED cores or more over it, and a tier was slowed when it spent WAITED or more of its
 capacity runnable but waiting for a core meanwhile. Such a step gets the verdict `disturbed`
-instead of a name the outside work may have made (issue 25):
+instead of a name the outside work may have made (with one CPU-bound process beside it, a stepped
+run once read `none` and `below limits` where the load tool limited):
   - in rules 1 and 3, when the tier reached SATURATED only by adding its waits to its own CPU
     and another tier was above IDLE: on a quiet machine that other tier might have saturated
     first. A tier whose own CPU reaches SATURATED is saturated whatever ran beside it, and one

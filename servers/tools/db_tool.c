@@ -211,7 +211,7 @@ void db_tool_print_help(FILE *out, db_tool_command_t command)
                 "usage: sutlab db seed --size %s [--seed N] [--force] [--bcrypt-cost N] [--db-url URL]\n"
                 "Loads the deterministic fixtures of a size (same size and seed = same rows) in one\n"
                 "transaction. Every user can log in as user<N>@example.com / " SEED_PASSWORD ".\n"
-                "  --size SIZE         tiny, small, medium or large (see lab.md)\n"
+                "  --size SIZE         tiny, small, medium or large (row counts: README.md)\n"
                 "  --seed N            PRNG seed, 0..2^64-1 (default %d)\n"
                 "  --force             replace the data of a database that is not empty\n"
                 "  --bcrypt-cost N     cost of the one password hash, %d..%d (default %d)\n"

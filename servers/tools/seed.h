@@ -1,5 +1,5 @@
 /*
- * seed: `sutlab db seed`, the deterministic fixtures of lab.md.
+ * seed: `sutlab db seed`, the deterministic fixtures (their sizes: README.md).
  *
  * One run loads every fixture table that exists, in one transaction, with
  * COPY: either the whole size is there afterwards or nothing changed. The
@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Row counts of one fixture size (lab.md, "Fixtures"). */
+/* Row counts of one fixture size (the README's table of sizes). */
 typedef struct seed_size {
     const char *name;
     uint32_t users;

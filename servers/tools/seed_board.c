@@ -20,9 +20,9 @@
  * users favorites from the users (start_a + k * step_a) mod users, k < n_a,
  * with step_a coprime to the number of users, so no user repeats.
  *
- * Sizes lab.md leaves open: follows (0..10 per user, ~5 on average, popular
- * users followed most) and article_tags (0..3 per article, ~1.75); their
- * counts are in the progress output.
+ * Sizes the README's table leaves open: follows (0..10 per user, ~5 on
+ * average, popular users followed most) and article_tags (0..3 per article,
+ * ~1.75); their counts are in the progress output.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,6 +17,6 @@ from . import (blog_scenario, count_pagination, delivery_scaleout, gzip, haproxy
 
 CASES = {m.NAME: m for m in (spray, tps_trend, keepalive, count_pagination, redis_cache, gzip, missing_index,
                              php_fpm, haproxy, delivery_scaleout, blog_scenario)}
-# the write-up cases issue 16 lists that are not a case of their own: TLS is `flip
+# write-up cases that are not a case of their own: TLS is `flip
 # --tls-resumption off` (a handshake per request is not a steps load), scale-out php-fpm's last stage
 PLANNED = ("tls", "scale-out")

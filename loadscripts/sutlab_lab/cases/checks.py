@@ -1,9 +1,10 @@
 """A case's checks and its verdict: each figure the write-up reports for the experiment against
 the measured one, in a band stated before the run.
 
-The rules (issue 26), which every case module follows through the constructors below:
-  - every figure comes from ../shared/seeds/figures-*.md and cites the write-up's line
-    (`cite`: "000 L163", the write-up's number and the line of its text);
+The rules, which every case module follows through the constructors below:
+  - every figure is the write-up's own, and cites the write-up's line (`cite`: "000 L163", the
+    write-up's number and the line of its text, checked against the write-ups' figure reference
+    kept beside the repository: docs/bottlenecks.md);
   - a ratio's band is the write-up's figure x/÷ RATIO_BAND, unless the write-up gives a range of
     its own; a CPU share's band is its figure ± SHARE_POINTS points; both ends are bounded;
   - a figure the lab sets with a knob (a CPU cost per request, a latency) is shown as `set`, with

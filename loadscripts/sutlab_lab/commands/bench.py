@@ -117,7 +117,7 @@ suites (--suite LIST, default static,delivery,dbmode; all = those and board):
     2. sutlab db seed --size large --force (--large-size; about a minute), VACUUM, CHECKPOINT; the
        page request above with --no-count-pagination vs --count-pagination, sutlab restarted for
        every run, alternated, at --large-connections (16).
-    Targets (issue 4): article >= 1.2x pgbench, page (count off) >= 1.0x pgbench, and at large
+    Targets: article >= 1.2x pgbench, page (count off) >= 1.0x pgbench, and at large
     count off >= 5x count on; printed with a check mark, never the exit status.
 
   cost      per kind, sutlab serve --workers 1 --db-url URL --redis-url URL (--size small, 20 x 100
