@@ -1,4 +1,4 @@
-"""The tree's structure rules (issue 27), as checker functions test_structure.py runs on the tree and
+"""The tree's structure rules, as checker functions test_structure.py runs on the tree and
 on fabricated inputs. Each checker returns its offenders as "path:line: what" strings, empty when
 the rule holds.
 

@@ -1,5 +1,5 @@
-"""The blog scenario's think time, derived from the write-up's scenario rows (seeds 000): each
-row's users / rps - latency computed here by hand from figures-000.md, against blog_think.py."""
+"""The blog scenario's think time, derived from the write-up's scenario rows (write-up 000): each
+row's users / rps - latency computed here by hand from 000's figures, against blog_think.py."""
 
 import importlib.util
 import os
@@ -42,7 +42,7 @@ class Derived(unittest.TestCase):
         # sorted: 0.358053 0.363937 0.368333 0.372 0.372588 0.381818 0.434176 -> the 4th, L169's
         self.assertAlmostEqual(blog_think.derived_think_time(), 0.372, places=9)
         self.assertEqual(blog_think.THINK_S, 0.372)
-        # every row within the 0.36-0.43 s figures-000.md D-L reads (rounded to 10 ms)
+        # every row within the 0.36-0.43 s 000 D-L reads (rounded to 10 ms)
         for line, z in BY_HAND.items():
             self.assertTrue(0.355 <= z <= 0.435, line)
 

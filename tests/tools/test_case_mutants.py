@@ -1,4 +1,4 @@
-"""Each case's tests can fail (issue 26): for every case module, every counted check its tests make
+"""Each case's tests can fail: for every case module, every counted check its tests make
 is loosened, alone, to always-true (checks.Check built with ok=True for that figure), and the case's
 own test module (test_case_NAME.py) is run again; some test of it must then fail. A check no test
 notices when it stops checking is a check the tests do not hold."""

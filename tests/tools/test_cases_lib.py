@@ -253,7 +253,7 @@ class Texts(unittest.TestCase):
                 texts.parse(bad)
 
     def test_no_case_module_is_over_100_lines(self):
-        # issue 27: a case is a declaration; its prose lives in its .md
+        # a case is a declaration; its prose lives in its .md
         for name, case in CASES.items():
             with open(case.__file__) as f:
                 self.assertLessEqual(len(f.read().splitlines()), 100, name)

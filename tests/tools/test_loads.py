@@ -62,7 +62,7 @@ class Commands(unittest.TestCase):
 
 
 class Workers(unittest.TestCase):
-    """--load-workers and --load-cpus (issue 30, items 1 and 2): what each tool is told."""
+    """--load-workers and --load-cpus: what each tool is told."""
 
     def test_wrk_threads_and_hey_cpus(self):
         argv = loads.Load("wrk", "http://h:1", workers=2).command(64, 5, "t")
@@ -109,8 +109,8 @@ SECONDS_HEAD = "timestamp,users,requests,failures,rps,failures_per_s,p50_ms,p95_
 
 
 class LocustStep(unittest.TestCase):
-    """A Locust step's percentiles are those of every response in the step's seconds (issue 29,
-    item 5), from the recorder's per-second histograms, not a median of per-second values."""
+    """A Locust step's percentiles are those of every response in the step's seconds, from
+    the recorder's per-second histograms, not a median of per-second values."""
 
     def write(self, lines, histograms=True):
         d = tempfile.mkdtemp(prefix="sutlab-loads-")

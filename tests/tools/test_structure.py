@@ -1,4 +1,4 @@
-"""The tree holds to issue 27's structure rules (tests/tools/structure.py): short Python and C functions,
+"""The tree holds to its structure rules (tests/tools/structure.py): short Python and C functions,
 short case modules, one sys.path edit per file at most, loadscripts/ independent of tests/, and the
 server's tests taking only the services layer from the lab's package. Each checker is first shown to
 catch a fabricated offender, then run on the tree; a failure lists the offenders as path:line."""

@@ -177,7 +177,7 @@ burn(float(spec["main"])) if float(spec["main"]) else time.sleep(60)
 
 
 class DeclaredCapacity(unittest.TestCase):
-    """The load tier's capacity is the threads its tool was told to run (issue 25: wrk -t1 read as
+    """The load tier's capacity is the threads its tool was told to run (wrk -t1 was once read as
     "98% of 2" when its main thread happened to run, and the step lost its verdict)."""
 
     def start_tool(self, name, args, spec):

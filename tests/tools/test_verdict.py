@@ -144,8 +144,8 @@ def measured(level, rps, outside, **tiers):
 
 
 class Disturbed(unittest.TestCase):
-    """Work outside the tiers (a build beside the run) takes cores the tiers wait for (issue 25:
-    with one CPU-bound process beside it, test_steps read `none` and `below limits` for `load`)."""
+    """Work outside the tiers (a build beside the run) takes cores the tiers wait for (with
+    one CPU-bound process beside it, test_steps once read `none` and `below limits` for `load`)."""
 
     def test_a_tier_saturated_on_its_own_cpu_keeps_its_name(self):
         v, reason = verdict.verdict(measured(8, 700, 1.0, web=(0.02, 0.0), load=(0.9, 0.08)))

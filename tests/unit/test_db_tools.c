@@ -256,7 +256,7 @@ START_TEST(parse_errors)
 }
 END_TEST
 
-START_TEST(sizes_match_lab_md)
+START_TEST(sizes_match_the_readme)
 {
     const seed_size_t *t = seed_size_lookup("tiny"), *s = seed_size_lookup("small"), *m = seed_size_lookup("medium"),
                       *l = seed_size_lookup("large");
@@ -500,7 +500,7 @@ int main(void)
     tcase_add_test(args, parse_commands_and_defaults);
     tcase_add_test(args, parse_help);
     tcase_add_test(args, parse_errors);
-    tcase_add_test(args, sizes_match_lab_md);
+    tcase_add_test(args, sizes_match_the_readme);
     tcase_add_test(args, password_hash_is_bcrypt_and_deterministic);
     suite_add_tcase(s, args);
     TCase *board = tcase_create("board");

@@ -3,7 +3,7 @@
 (no network), and of `infra/lab fresh-root`'s arguments.
 
 Packages are installed with --no-install-recommends (ensure_pkgs): a program that only a Recommends
-brings is missing on a fresh machine. That is how `infra/lab test` failed on one (issue 25): netavark
+brings is missing on a fresh machine. That is how `infra/lab test` failed on one: netavark
 runs iptables, which nothing installed. So:
 
 - every CMD:PKG entry of LAB_CMDS, LAB_OPTION_CMDS, CONTAINER_CMDS and TEST_CMDS (and MODULE:PKG of

@@ -15,8 +15,9 @@ the `tiny` fixtures when SEED is set), and one `sutlab serve` on a free port:
 Every response goes through the same checks (`BoardCase.call`): never a 5xx, every error a JSON
 `{"errors":{"field":["message"]}}` document free of SQL and file paths, every 2xx with a body JSON.
 
-Expected values come from the contracts (shared/spec/realworld-openapi.yml, shared/spec/api.md,
-docs/board-api.md) and from what PostgreSQL holds (psql), never from an earlier server answer.
+Expected values come from the contracts (RealWorld's OpenAPI file, v2.0.0, which docs/board-api.md
+names; the README's endpoint table and errors; docs/board-api.md) and from what PostgreSQL holds
+(psql), never from an earlier server answer.
 """
 
 import hashlib
@@ -37,7 +38,7 @@ from sutlab_testlib import (
 
 MiB = 1 << 20
 BCRYPT_COST = 4
-FIXTURE_PASSWORD = "password"  # lab.md: every fixture user logs in as user<N>@example.com / password
+FIXTURE_PASSWORD = "password"  # README.md: every fixture user logs in as user<N>@example.com / password
 
 TOKEN_RE = re.compile(r"^[0-9a-f]{64}$")
 # docs/board-api.md: UTC ISO 8601 with milliseconds, 2026-11-29T22:05:15.123Z
@@ -50,7 +51,7 @@ BOARD_TABLES = ("users", "sessions", "follows", "articles", "tags", "article_tag
 
 
 # ----------------------------------------------------------------------------------------------
-# Schemas: components/schemas of realworld-openapi.yml (v2.0.0), tightened where docs/board-api.md
+# Schemas: components/schemas of RealWorld's OpenAPI file (v2.0.0), tightened where docs/board-api.md
 # fixes what the spec leaves open. A schema is {key: type}; every key is required (as in the spec's
 # `required` lists for these objects). Types: "string", "nullable-string", "boolean", "integer",
 # "datetime" (a string in the docs' format), ["string"] (array of strings), or a nested schema.

@@ -1,6 +1,5 @@
 #!/usr/bin/python3
-"""Security: the authorization matrix, tokens, passwords, the docroot and error bodies (issue 8,
-item 7).
+"""Security: the authorization matrix, tokens, passwords, the docroot and error bodies.
 
 1. Every write endpoint of both apps x (no token, malformed tokens, a random unknown token, a
    revoked token, another user's token where ownership applies) -> 401 (with
@@ -15,7 +14,7 @@ item 7).
 4. A sample of error responses of every status carries no internal detail (SQL, PostgreSQL
    messages, constraint names, file paths, the database URL).
 
-Contracts: docs/board-api.md "Authentication", README.md (errors), shared/spec/api.md.
+Contracts: docs/board-api.md "Authentication", README.md (errors).
 """
 
 import json
@@ -352,7 +351,7 @@ class Docroot(unittest.TestCase):
                 self.assert_not_served(p)
 
     def test_symlink_inside_docroot_to_outside_is_not_served(self):
-        """FINDING (issue 8): libh2o 2.2.5's file handler follows symlinks, so a link inside the
+        """FINDING: libh2o 2.2.5's file handler follows symlinks, so a link inside the
         docroot served whatever it points to (a file or a whole directory outside). sutlab now
         resolves every static path beneath the docroot first (core/docroot.c, docs/reliability.md)."""
         for p in ("/link-to-secret.txt", "/relative-link.txt", "/link-to-outside/secret.txt"):
@@ -375,7 +374,7 @@ class Docroot(unittest.TestCase):
             os.unlink(path)
 
     def test_nul_in_a_static_path_is_refused(self):
-        """FINDING (issue 8): a %00 in the path reached the file system, where it ended the file
+        """FINDING: a %00 in the path reached the file system, where it ended the file
         name: /public.txt%00.html served public.txt as text/html (the client picked the
         Content-Type of any file), /..%00 answered 301 for the docroot's parent. Nothing outside
         the docroot was read (the part before the NUL is normalized), but such paths are now

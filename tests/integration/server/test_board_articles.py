@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Board conformance: articles (realworld-openapi.yml /articles, /articles/feed, /articles/{slug}).
+"""Board conformance: articles (RealWorld's OpenAPI /articles, /articles/feed, /articles/{slug}).
 
 CRUD runs in both --db-modes; the index (filters, paging, articlesCount) runs against a known data
 set with --count-pagination off and on (docs/board-api.md: on = exact count(*) with the same
@@ -513,7 +513,7 @@ class SeededIndex(BoardCase):
 
     def test_seeded_index_matches_psql(self):
         total = self.count("articles")
-        self.assertEqual(total, 50, "lab.md: tiny has 50 articles")
+        self.assertEqual(total, 50, "README.md's fixture sizes: tiny has 50 articles")
         doc = self.list_articles(limit=100).json
         self.assertEqual(doc["articlesCount"], total)
         self.assertEqual([a["slug"] for a in doc["articles"]],

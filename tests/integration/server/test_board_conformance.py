@@ -4,7 +4,7 @@ nullable bio/image, exact error documents, PUT /api/user refusals, tagList order
 of a page past the end, and `following`/`favorited` for anonymous readers.
 
 Each case runs in four configurations: --db-mode async and sync, with and without
---count-pagination. Contracts: shared/spec/realworld-openapi.yml (v2.0.0: Profile/User `bio` and
+--count-pagination. Contracts: RealWorld's OpenAPI file (v2.0.0: Profile/User `bio` and
 `image` string or null, UpdateUser, the Unauthorized/Forbidden/NotFound/Conflict examples) and
 docs/board-api.md; expected values come from them and from psql, never from an earlier answer.
 """
@@ -15,7 +15,7 @@ from boardlib import (
     ARTICLE, TOKEN_RE, USER, BoardCase, check_article, check_schema, q, sql_lit, unique,
 )
 
-# The exact error documents (realworld-openapi.yml responses/*, docs/board-api.md)
+# The exact error documents (RealWorld's OpenAPI responses/*, docs/board-api.md)
 NO_TOKEN = {"errors": {"token": ["is missing"]}}
 BAD_TOKEN = {"errors": {"token": ["is invalid or revoked"]}}
 BAD_CREDENTIALS = {"errors": {"credentials": ["invalid"]}}
@@ -247,7 +247,7 @@ class ConformanceCore:
         self.assertEqual(self.count("users"), users)
 
     def test_password_rule(self):
-        """NIST SP 800-63B 5.1.1.2 (issue 30): at least 8 characters, counted as characters, not
+        """NIST SP 800-63B 5.1.1.2: at least 8 characters, counted as characters, not
         bytes; no composition rule; "" is blank; on register and on update, where a refusal
         changes nothing and the old password still logs in."""
         too_short = {"errors": {"password": ["is too short (minimum is 8 characters)"]}}

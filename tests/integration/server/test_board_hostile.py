@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Board conformance: malformed and hostile input (issue 4, items 6 and 7).
+"""Board conformance: malformed and hostile input.
 
 Wrong types, huge strings and bodies, invalid UTF-8, deep nesting, duplicate keys, NUL, SQL
 metacharacters in every parameter, odd path parameters. Every response must be < 500 with a JSON
@@ -7,8 +7,8 @@ error body free of SQL and paths (checked by BoardCase.call on every request), t
 unchanged (row counts before/after), and the server must keep answering.
 
 Contracts: docs/board-api.md "Errors common to the board" (400 malformed JSON, invalid UTF-8,
-duplicate keys, nesting deeper than 2,048; 413 over 1 MiB; 415 not JSON; 422 validation),
-shared/spec/api.md ("never a 500 for anything a client can send").
+duplicate keys, nesting deeper than 2,048; 413 over 1 MiB; 415 not JSON; 422 validation), and
+docs/reliability.md ("Hostile input: always a documented 4xx, never a 5xx").
 """
 
 import threading

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Board conformance: profiles and follow, favorites (with 200 concurrent requests on one article),
-comments, tags (realworld-openapi.yml /profiles, /articles/{slug}/favorite, /articles/{slug}/comments,
-/tags), in both --db-modes where the brief asks for it. State is checked with psql.
+comments, tags (RealWorld's OpenAPI /profiles, /articles/{slug}/favorite, /articles/{slug}/comments,
+/tags); all but tags in both --db-modes. State is checked with psql.
 """
 
 import http.client
@@ -302,7 +302,7 @@ class SeededTags(BoardCase):
     def test_seeded_tags_equal_to_table(self):
         doc = self.call("GET", "/api/tags", expect=200).json
         want = self.sql("SELECT name FROM tags ORDER BY name").splitlines()
-        self.assertEqual(len(want), 10, "lab.md: tiny has 10 tags")
+        self.assertEqual(len(want), 10, "README.md's fixture sizes: tiny has 10 tags")
         self.assertEqual(doc, {"tags": want})
         self.assertEqual(doc["tags"], sorted(doc["tags"]))
 

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Board conformance: users and authentication (realworld-openapi.yml /users, /users/login, /user,
+"""Board conformance: users and authentication (RealWorld's OpenAPI /users, /users/login, /user,
 plus POST /api/users/logout), in both --db-modes.
 
-Contracts: shared/spec/realworld-openapi.yml (v2.0.0), shared/spec/api.md (board app),
+Contracts: RealWorld's OpenAPI file (v2.0.0), the README's endpoint table (board app),
 docs/board-api.md (authoritative where the spec is open). State is checked with psql.
 """
 
@@ -315,7 +315,7 @@ class UsersValidation(BoardCase):
 
 
 class FixtureUsers(BoardCase):
-    """`sutlab db seed --size tiny`: user<N>@example.com / password logs in (lab.md)."""
+    """`sutlab db seed --size tiny`: user<N>@example.com / password logs in (README.md)."""
 
     SEED = True
 

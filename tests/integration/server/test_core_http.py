@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""Integration tests: the HTTP core of sutlab (issue 2, item 6).
+"""Integration tests: the HTTP core of sutlab.
 
 Health check, static files (types, ETag/Last-Modified, conditional GET, ranges, traversal),
 JSON errors (404/405/413), common headers, keep-alive on/off for HTTP/1.0 and 1.1, gzip on/off.
-Expectations come from the contracts (shared/spec/api.md, flags.md) and RFC 9110/9112, never from
+Expectations come from the contracts (README.md's endpoint and flag tables) and RFC 9110/9112, never from
 the server's own output.
 """
 

@@ -5,7 +5,7 @@ Run under loadscripts/sutlab_lab/services/with-services. These tests stop, pause
 PostgreSQL (pg_ctl) and Redis (redis-cli shutdown / SIGSTOP / DEBUG SLEEP); every one of them puts
 the service back (try/finally), on the same port, before it ends.
 
-Expected behaviour (api.md, flags.md): PostgreSQL unavailable -> 503 with Retry-After, within
+Expected behaviour (README.md: errors, /readyz, --db-timeout): PostgreSQL unavailable -> 503 with Retry-After, within
 --db-timeout, never a hang; /health_check unaffected; /readyz 503 with "db":"down"; recovery
 without restarting sutlab. Redis down or slow -> the listing still 200 from PostgreSQL
 (X-Cache: BYPASS), counted in cache_requests_total{result="error"}, /readyz 200 with "redis":"down"
@@ -368,7 +368,7 @@ class RedisFaults:
 
     def test_readyz_sees_a_paused_redis_that_nothing_asks(self):
         """A paused Redis keeps its socket open: /readyz must still name it down within a few
-        seconds, with no other request touching Redis (issue 30, item 5), and ok again once it
+        seconds, with no other request touching Redis, and ok again once it
         answers. The instance stays ready (200) throughout: PostgreSQL serves what Redis would."""
         env = self.start_env()
         self.poll("/readyz 200 at the start", lambda: (self.timed(env, "GET", "/readyz")[0] == 200,))
@@ -467,7 +467,7 @@ class RedisFaultsSync(RedisFaults, FaultCase):
 
 
 # ----------------------------------------------------------------------------------------------
-# Writes under load across a PostgreSQL outage (issue 8, item 1)
+# Writes under load across a PostgreSQL outage
 
 
 class WritesAcrossPgOutage(unittest.TestCase):

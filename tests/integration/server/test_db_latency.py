@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""Integration tests: --db-latency-ms, a remote database's round trip added to every query (issue 16:
-the php-fpm write-up's show_articles stage needs ~28 ms per request spent outside the web CPU).
+"""Integration tests: --db-latency-ms, a remote database's round trip added to every query (the
+php-fpm write-up's show_articles stage needs ~28 ms per request spent outside the web CPU).
 
 Run under loadscripts/sutlab_lab/services/with-services. The uncached store listing runs one statement per request.
-Expected (docs/flags): each query waits at least MS ms before it is sent; a sync worker sleeps through
+Expected (README.md's flag table): each query waits at least MS ms before it is sent; a sync worker sleeps through
 it, so concurrent requests on one worker queue behind each other; an async worker holds the query on
 a timer, so they overlap. The wait counts in db_query_duration_seconds and the Server-Timing `db`
 entry, not in db_pool_wait_seconds.

@@ -24,10 +24,10 @@ with warnings.catch_warnings():
     except ImportError:
         crypt = None
 
-# lab.md, "Fixtures": tiny.
+# README.md's fixture sizes: tiny.
 TINY = {"users": 10, "store_categories": 5, "stores": 50, "menus": 250,
         "tags": 10, "articles": 50, "favorites": 200, "comments": 50}
-# Fixture tables whose size lab.md leaves open (derived from the seed), and every fixture table.
+# Fixture tables whose size that table leaves open (derived from the seed), and every fixture table.
 DERIVED = ("follows", "article_tags")
 FIXTURE_TABLES = tuple(TINY) + DERIVED
 
@@ -221,7 +221,7 @@ class Migrate(Case):
 
 
 class Seed(Case):
-    def test_tiny_has_the_lab_md_counts_and_shapes(self):
+    def test_tiny_has_the_documented_counts_and_shapes(self):
         url = self.migrated()
         out, err = self.ok("seed", "--db-url", url, "--size", "tiny")
         for table, n in TINY.items():

@@ -3,7 +3,7 @@
 
 Run under loadscripts/sutlab_lab/services/with-services (SUTLAB_TEST_DB_URL, SUTLAB_TEST_REDIS_URL ...). Every test
 class works in a database of its own (migrated, seeded with `--size tiny`) and a Redis db number of
-its own, flushed before every test. Expected values come from api.md and from the rows PostgreSQL
+its own, flushed before every test. Expected values come from the README's endpoint table and from the rows PostgreSQL
 holds (read with psql), never from an earlier server answer.
 
 The main scenarios run for --db-mode async and sync, each with --redis-cache on and off.

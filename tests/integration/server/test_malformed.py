@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Malformed HTTP and JSON, table-driven, on raw sockets (issue 8, item 5).
+"""Malformed HTTP and JSON, table-driven, on raw sockets.
 
 One server with PostgreSQL (a fresh database, migrated, seeded `tiny`) so the JSON endpoints of
 both apps are real. Every row of the tables says what the client must see; the rules every row
@@ -295,7 +295,7 @@ class MalformedHTTP(Base):
     def test_conflicting_content_length_is_refused(self):
         """Two different Content-Length headers (RFC 9112 6.3: unrecoverable, must be 400 and close).
 
-        Found by this test (issue 8): libh2o 2.2.5 takes the first value and keeps the connection,
+        Found by this test: libh2o 2.2.5 takes the first value and keeps the connection,
         so the bytes past it were parsed as a second request (request smuggling behind a proxy that
         reads the last Content-Length). sutlab now checks the raw header block (core/rawreq.c)."""
         smuggled = b"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Two workers doing everything at once (issue 8, item 6: the TSan run's main course).
+"""Two workers doing everything at once (the TSan run's main course).
 
 One server with --workers 2, PostgreSQL, the Redis cache, the offload pool (bcrypt) and gzip; for
 a few seconds, parallel clients on keep-alive connections (spread over both workers by

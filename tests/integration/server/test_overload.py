@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Overload: 10,000 concurrent connections and slowloris clients (issue 8, item 3).
+"""Overload: 10,000 concurrent connections and slowloris clients.
 
 - 10,000 connections are opened and held (the test raises its RLIMIT_NOFILE; the server inherits
   it), the server accepts every one (http_connections_open), then each sends one request and

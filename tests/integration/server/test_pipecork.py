@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Integration tests: the responses to pipelined HTTP/1 requests leave together (servers/core/pipecork.h,
-issue 18).
+"""Integration tests: the responses to pipelined HTTP/1 requests leave together
+(servers/core/pipecork.h).
 
 Run under loadscripts/sutlab_lab/services/with-services. A client that writes several requests at once gets the
 responses made in the same event-loop pass in one TCP transmission, not one each; the client's own

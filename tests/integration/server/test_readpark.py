@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Integration tests: an HTTP/1 connection whose response waits for PostgreSQL (or a timer) stays in
-the event loop without being read (servers/core/readpark.h, issue 18).
+the event loop without being read (servers/core/readpark.h).
 
 Run under loadscripts/sutlab_lab/services/with-services. --db-latency-ms holds every query long enough for a client to
 act during the wait. Expected: what a client sends meanwhile (a pipelined request) is answered after

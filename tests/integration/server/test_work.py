@@ -571,7 +571,7 @@ def process_cpu_ns(pid):
 
 
 class AppCpu(unittest.TestCase):
-    """--app-cpu-us N: N us of CPU on the worker for every request to an app route (issue 16), checked
+    """--app-cpu-us N: N us of CPU on the worker for every request to an app route, checked
     against the server's own thread CPU time. Tolerance: the extra CPU per request is within 20 % of N
     (a burn overshoots by at most one clock read; the rest is the noise of a shared machine)."""
 

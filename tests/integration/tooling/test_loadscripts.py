@@ -339,9 +339,9 @@ class LoadScriptsTest(unittest.TestCase):
     def test_flip_live_redis_cache_is_one_curve_with_a_step(self):
         """--live: one load, the flag changed at the half through the admin listener: the curve
         (live.csv) steps up after the change and the table's halves say so, as a restart flip's
-        two runs do on the same listing. (The issue asks the two ratios to agree within 20 %; on
-        this 2-core machine two restart flips in a row differ by more than that, so the figures
-        are compared in the notes, from quiet runs, not here.)"""
+        two runs do on the same listing. (The two ratios ought to agree within 20 %; on this 2-core
+        machine two restart flips in a row differ by more than that, so only quiet runs compare
+        them, by hand, not this test.)"""
         ratios = {}
         ratios["restart"], _ = self.flip_redis_cache("flip-live-restart", [])
         # the cache's gain on this listing is 1.3-2x, and the machine's noise up to 45 %: a live flip

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Integration tests: the load side of the TPS-trend case (issue 15), whose JMeter script printed
+"""Integration tests: the load side of the TPS-trend case, whose JMeter script printed
 every response synchronously, and JMeter's ramp-up:
 - Locust's --print-responses [FILE|-] (loadscripts/locust/sutlab_responses.py),
 - loadscripts/wrk/print_responses.lua,

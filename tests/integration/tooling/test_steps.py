@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""loadscripts/steps end to end (issue 14): real load tools against a real sutlab, each verdict
+"""loadscripts/steps end to end: real load tools against a real sutlab, each verdict
 one that cannot be ambiguous on two cores, with a wide margin; and its refusals.
 
   load  wrk whose Lua response() burns ~1.5 ms of CPU per response: its one thread is saturated
