@@ -32,9 +32,12 @@ TEST_PKGS+=(openssl)
 # report.html of steps, spray, flip, bench and case (loadscripts/sutlab_lab/htmlreport.py: a jinja2 template,
 # Markdown tables through python3-markdown) and its test in headless Chromium (test_report.py)
 TEST_PKGS+=(python3-jinja2 python3-markdown chromium)
-# sutlab's /metrics read by prometheus_client's parser (loadscripts/sutlab_lab/metrics.py), process
+# sutlab's /metrics read by prometheus_client's parser (loadscripts/sutlab_lab/services/metrics.py), process
 # trees, their CPU, threads and memory by psutil (services/procs.py, tiers.py, soak)
 TEST_PKGS+=(python3-prometheus-client python3-psutil)
+# the tree's structure rules (tests/tools/structure.py) read the tracked files from git ls-files: a
+# checkout has git, but a copy of the tree made otherwise would not
+TEST_PKGS+=(git)
 # infra/lab up --monitoring (infra/lib/monitoring.sh) and its test (test_monitoring.py)
 MON_PKGS=(prometheus prometheus-node-exporter prometheus-postgres-exporter prometheus-redis-exporter)
 TEST_PKGS+=("${MON_PKGS[@]}")
@@ -78,7 +81,7 @@ TEST_CMDS=(/usr/bin/python3:python3 clang-14:clang-14
            valgrind:valgrind callgrind_control:valgrind strace:strace
            ip:iproute2 tc:iproute2 ss:iproute2 sysctl:procps
            node:nodejs npm:npm docker-compose:docker-compose systemd-analyze:systemd readelf:build-essential
-           /usr/bin/chromium:chromium
+           /usr/bin/chromium:chromium git:git
            prometheus:prometheus promtool:prometheus prometheus-node-exporter:prometheus-node-exporter
            prometheus-postgres-exporter:prometheus-postgres-exporter
            prometheus-redis-exporter:prometheus-redis-exporter)
