@@ -22,7 +22,7 @@ import psutil
 
 from pgtest import FreshDatabase, server_url
 from sutlab_testlib import (SANITIZER_MARKERS, Server, clean_env, free_port, migrate_and_seed,
-                            port_is_free, source_root, stop_class_server, sutlab_bin)
+                            source_root, stop_class_server, sutlab_bin)
 
 PYTHON = "/usr/bin/python3"
 LOCUST = "/usr/bin/locust"
@@ -240,7 +240,11 @@ class LoadScriptsTest(unittest.TestCase):
             "--url", "http://127.0.0.1:%d" % port, "--out", out_dir, "--size", "900x700"] + list(extra)
         rc, out, err = run(argv, timeout=90, env=tool_env({"SUTLAB_BIN": sutlab_bin()}),
                            cwd=os.path.dirname(sutlab_bin()) if relative else None)
-        self.assertTrue(port_is_free(port), "flip left its server running on port %d" % port)
+        # its own process, looked for by its command line: a bare port check failed once when
+        # another test's server took the freed port straight away
+        left = [q.pid for q in psutil.process_iter(["cmdline"])
+                if "--listen" in (q.info["cmdline"] or ()) and "127.0.0.1:%d" % port in q.info["cmdline"]]
+        self.assertEqual(left, [], "flip left its server running on port %d" % port)
         for name in os.listdir(out_dir):
             if name.startswith("server-"):
                 with open(os.path.join(out_dir, name), errors="replace") as f:
