@@ -5,7 +5,7 @@ from ..services import procs
 from ..report import fmt
 from .common import NOISE_NOTE, print_head
 
-ARTICLE_TARGET = 1.2  # issue 4: GET /api/articles/:slug req/s / pgbench tps on its statement
+ARTICLE_TARGET = 1.2  # the board suite's target: GET /api/articles/:slug req/s / pgbench tps on its statement
 PAGE_TARGET = 1.0     # GET /api/articles (count off) req/s / pgbench tps on the page query
 FLIP_TARGET = 5.0     # index req/s with --count-pagination off / on, at large
 KEYS = ("rps", "p50", "p99", "sutlab", "postgres", "loadgen", "others")
@@ -114,7 +114,8 @@ def print_part1(ctx, res):
              tick_note(all_runs(rs for ep in runs.values() for rs in ep.values()))))
     print()
     print("ratios sutlab/pgbench (req/s): ratio of the medians, then the median of the per-round "
-          "ratios with every round's in brackets; targets from issue 4, judged on the ratio of "
+          "ratios with every round's in brackets; each target (sutlab against pgbench on the same "
+          "SQL) judged on the ratio of "
           "the medians:")
     print(target_line("article: sutlab / pgbench", runs["article"]["sutlab"], runs["article"]["pgbench"],
                       ARTICLE_TARGET))
@@ -157,8 +158,8 @@ def print_part2(ctx, res):
                         "postgres CPU us/req", "wrk CPU us/req", "CPU%d others %%" % cpu, "errors"), rows, left=1))
     print("(%s)" % tick_note(all_runs(runs.values())))
     print()
-    print("ratio off/on (req/s): how many times slower the count makes the index; target from "
-          "issue 4 (the bottleneck reproduced):")
+    print("ratio off/on (req/s): how many times slower the count makes the index; target: the "
+          "bottleneck reproduced:")
     print(target_line("count off / count on", runs["count-off"], runs["count-on"], FLIP_TARGET))
     if errors:
         print("warning: some wrk runs saw socket errors or non-2xx responses (errors column)")

@@ -20,7 +20,7 @@ CACHED = ("cache-on", "cache-local")  # the sutlab runs answered by the cache
 TOOLS = {"cache-off": "wrk -> sutlab -> PostgreSQL", "cache-on": "wrk -> sutlab -> Redis",
          "cache-local": "wrk -> sutlab (copy of Redis)",
          "pgbench": "pgbench -> PostgreSQL", "redis-benchmark": "redis-benchmark -> Redis"}
-# issue 3's targets: (label, numerator, denominator, minimum)
+# the delivery suite's targets, sutlab against pgbench and redis-benchmark: (label, numerator, denominator, minimum)
 TARGETS = (
     ("cache-off / pgbench", "cache-off", "pgbench", 1.0),
     ("cache-on / cache-off", "cache-on", "cache-off", 2.0),
@@ -275,7 +275,7 @@ def print_report(ctx, res):
           "loadgen = wrk, pgbench or redis-benchmark itself, on CPU %d)" % args.wrk_cpu)
     print()
     print("ratios (req/s): ratio of the medians, then the median of the per-round ratios with "
-          "every round's in brackets; target from issue 3, judged on the ratio of the medians:")
+          "every round's in brackets; each target judged on the ratio of the medians:")
     for label, a, b, target in TARGETS:
         value, text = report.round_ratios(runs[a], runs[b])
         print("  %-30s %s   target >= %.2fx %s" % (label, text, target,
