@@ -36,12 +36,11 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 
-from ..cli import Parser
+from ..cli import Parser, guarded
 from .. import LOADSCRIPTS, REPO, htmlreport, panels, thresholds
 from ..services import procs
 from ..bench import board, cost, dbmode, delivery, services, static
@@ -536,21 +535,11 @@ def main(argv):
             log("bench: with-services is gone, stopping")
             return 130
     tmpdir = tempfile.mkdtemp(prefix="sutlab-bench-")
-    try:
-        return run_suites(args, sutlab_bin, docroot, tmpdir, needs_services)
-    except RunError as e:
-        log("bench: error: %s" % e)
-        return 1
-    except subprocess.TimeoutExpired as e:
-        log("bench: error: timed out: %s" % e)
-        return 1
-    except KeyboardInterrupt:
-        log("bench: interrupted, cleaning up")
-        return 130
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def cleanup():
         if args.keep_tmp:
             log("bench: kept %s" % tmpdir)
         else:
             shutil.rmtree(tmpdir, ignore_errors=True)
+    return guarded(lambda: run_suites(args, sutlab_bin, docroot, tmpdir, needs_services), log,
+                   "bench: interrupted, cleaning up", cleanup, prefix="bench: error: ")

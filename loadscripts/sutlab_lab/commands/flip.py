@@ -96,7 +96,7 @@ import subprocess
 import time
 
 from .. import REPO, engine, htmlreport, panels, plots, thresholds
-from ..cli import Parser
+from ..cli import Parser, guarded
 from ..engine import targets
 from ..errors import RunError
 from ..flip import live, load, log, plan, report
@@ -408,14 +408,15 @@ def main(argv):
             return 1
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupt)
-    target, sutlab_bin, idx_original = None, None, None
-    try:
-        target = targets.make_target(args, out, log)
-        sutlab_bin = sutlab_binary(args, target)
+    made = {}  # what cleanup restores: the target, the binary, the indexes as they were
+
+    def run():
+        made["target"] = target = targets.make_target(args, out, log)
+        made["bin"] = sutlab_bin = sutlab_binary(args, target)
         db_url = args.db_url or target.db_url
         p = plan.make_plan(args, target, sutlab_bin, out)
         if args.flag == "indexes":
-            idx_original = plan.indexes_state(sutlab_bin, db_url)
+            made["indexes"] = plan.indexes_state(sutlab_bin, db_url)
         args.pin_db = plan.pin_setting(args)
         args.probe = plan.probe_setting(args)
         admin_flags, target.admin = live_admin(args)
@@ -433,17 +434,8 @@ def main(argv):
         gate = thresholds.judge(args.fail_if, figures, say=lambda ln: (print(ln), gate_lines.append(ln)))
         write_page(args, page, target.out, results, window, figures[thresholds.RUN]["ratio"], gate_lines, gate)
         return gate
-    except RunError as e:
-        log("error: %s" % e)
-        return 1
-    except subprocess.TimeoutExpired as e:
-        log("error: timed out: %s" % e)
-        return 1
-    except KeyboardInterrupt:
-        log("interrupted")
-        return 130
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        if target is not None:
-            restore(args, target, sutlab_bin, idx_original)
+
+    def cleanup():
+        if "target" in made:
+            restore(args, made["target"], made.get("bin"), made.get("indexes"))
+    return guarded(run, log, "interrupted", cleanup)
