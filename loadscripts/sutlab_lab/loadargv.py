@@ -37,12 +37,12 @@ def _opt(name, value, glued):
 
 
 def wrk(url, connections, seconds, threads=1, timeout=None, latency=False, script=None, script_args=None,
-        glued=True, equals=False):
+        glued=True, equals=False, options=()):
     """wrk on `url` (the whole URL: a script's requests take their paths from it, or from its
     arguments) with `connections` over `threads` for `seconds` (whole seconds); --timeout in
     seconds when given, --latency for the percentiles, -s script, and `-- script_args` when they
     are a list (an empty one still gives the --). glued: -c64 rather than -c 64 (and -d); equals:
-    --timeout=10s rather than --timeout 10s."""
+    --timeout=10s rather than --timeout 10s. options (-H HEADER ...) stand just before the URL."""
     argv = ["wrk", "-t%d" % threads] + _opt("-c", str(connections), glued) + _opt("-d", "%ds" % seconds, glued)
     if timeout:
         argv += ["--timeout=%ds" % timeout] if equals else ["--timeout", "%ds" % timeout]
@@ -50,7 +50,7 @@ def wrk(url, connections, seconds, threads=1, timeout=None, latency=False, scrip
         argv.append("--latency")
     if script:
         argv += ["-s", script]
-    argv.append(url)
+    argv += list(options) + [url]
     return argv if script_args is None else argv + ["--"] + [str(a) for a in script_args]
 
 
@@ -85,6 +85,22 @@ def locust(locustfiles, host, users, seconds, csv, tags=(), extra=(), tags_first
     if tags_first:
         return head + tagged + ramp + ["--csv", csv] + tail + list(extra)
     return head + ramp + tail + ["--csv", csv] + tagged + list(extra)
+
+
+def locust_ramp(locustfile, host, users, ramp, seconds, csv, tags=(), options=(), extra=()):
+    """Headless Locust with sutlab's locustfile ramping `users` up over `ramp` seconds itself (its
+    --ramp-up), for `seconds` in all, its CSVs at PREFIX csv; failed requests are the run's errors.
+    tags (--tags ...), options and extra are the locustfile's, in that order around the run's own."""
+    return [LOCUST, "-f", locustfile, "--headless", "--host", host] + list(tags) + \
+        ["-u", str(users), "--ramp-up", str(ramp), "-t", "%ds" % seconds, "--only-summary",
+         "--exit-code-on-error", "0"] + list(options) + ["--csv", csv] + list(extra)
+
+
+def locust_soak(locustfiles, host, users, spawn_rate, seconds, csv, extra=()):
+    """Headless Locust started `spawn_rate` users a second up to `users`, for `seconds`, its CSVs
+    at PREFIX csv; `extra` (the locustfiles' options) before them; a failed request fails the run."""
+    return [LOCUST, "-f", ",".join(locustfiles), "--headless", "--host", host, "-u", str(users),
+            "-r", str(spawn_rate), "-t", "%ds" % seconds] + list(extra) + ["--csv", csv, "--only-summary"]
 
 
 def locust_distributed(master, locustfiles, worker_args, workers):

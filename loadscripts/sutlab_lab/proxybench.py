@@ -18,7 +18,7 @@ import subprocess
 import threading
 import time
 
-from . import engine, parsers
+from . import engine, loadargv, parsers
 from .report import fmt, ratio, table
 from .errors import RunError
 from .services import procs
@@ -179,8 +179,8 @@ class Bench:
 
     def _wrk(self, frontend, extra, seconds):
         scheme = "https" if frontend.startswith("tls") else "http"
-        out = self._run(["taskset", "-c", str(self.load_core), "wrk", "-t1", "-c%d" % WRK_CONNECTIONS,
-                         "-d%ds" % seconds] + extra + ["%s://127.0.0.1:%d%s" % (scheme, self.ports[frontend], PATH)])
+        url = "%s://127.0.0.1:%d%s" % (scheme, self.ports[frontend], PATH)
+        out = self._run(loadargv.taskset(self.load_core, loadargv.wrk(url, WRK_CONNECTIONS, seconds, options=extra)))
         res = parsers.parse_wrk(out)
         return {"rps": res["rps"], "errors": res["errors"]}
 

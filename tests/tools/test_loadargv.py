@@ -12,7 +12,7 @@ import unittest
 from unittest import mock
 
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
-from sutlab_lab import LOADSCRIPTS, loads  # noqa: E402,I100
+from sutlab_lab import LOADSCRIPTS, loadargv, loads  # noqa: E402,I100
 from sutlab_lab.bench import common  # noqa: E402
 from sutlab_lab.flip import load as flipload  # noqa: E402
 from sutlab_lab.services import procs  # noqa: E402
@@ -180,6 +180,36 @@ class Steps(unittest.TestCase):
         worker = "/usr/bin/locust -f a.py --worker --master-host 127.0.0.1 --master-port 40002 --x"
         self.assertEqual(argv, ["/bin/sh", "-c", "%s & w0=$!; %s & w1=$!; %s; rc=$?; kill $w0 $w1 2>/dev/null; "
                                 "wait; exit $rc" % (worker, worker, master)])
+
+
+class Cases(unittest.TestCase):
+    """The cases' Locust ramp (cases/common.locust_ramp: the locustfile's own --ramp-up) and soak's
+    Locust (commands/soak.py: -r users a second, the think time and the fixture users)."""
+
+    def test_locust_ramp(self):
+        self.assertEqual(loadargv.locust_ramp(LOCUSTFILE, "http://h:1", 100, 300, 360, "/o/ramp-off",
+                                              ["--tags", "rpc_echo"], ["--echo-bytes", "4000"], ["--print-responses",
+                                                                                                  "/o/c"]),
+                         ["/usr/bin/locust", "-f", LOCUSTFILE, "--headless", "--host", "http://h:1", "--tags",
+                          "rpc_echo", "-u", "100", "--ramp-up", "300", "-t", "360s", "--only-summary",
+                          "--exit-code-on-error", "0", "--echo-bytes", "4000", "--csv", "/o/ramp-off",
+                          "--print-responses", "/o/c"])
+
+    def test_locust_soak(self):
+        self.assertEqual(loadargv.locust_soak(["a.py", "b.py"], "http://h:1", 50, 5, 3600, "/o/locust",
+                                              ["--think-time", "1-2", "--fixture-users", "10"]),
+                         ["/usr/bin/locust", "-f", "a.py,b.py", "--headless", "--host", "http://h:1", "-u", "50",
+                          "-r", "5", "-t", "3600s", "--think-time", "1-2", "--fixture-users", "10", "--csv",
+                          "/o/locust", "--only-summary"])
+
+
+class Proxybench(unittest.TestCase):
+    def test_wrk_with_headers_on_the_load_core(self):
+        """proxybench: one thread, glued -c/-d, its -H options just before the URL."""
+        self.assertEqual(loadargv.taskset(1, loadargv.wrk("https://127.0.0.1:9/x", 64, 5,
+                                                          options=["-H", "Connection: close"])),
+                         ["taskset", "-c", "1", "wrk", "-t1", "-c64", "-d5s", "-H", "Connection: close",
+                          "https://127.0.0.1:9/x"])
 
 
 class Bench(unittest.TestCase):

@@ -10,7 +10,7 @@ import shlex
 import subprocess
 import time
 
-from .. import LOADSCRIPTS, REPO, engine, loads
+from .. import LOADSCRIPTS, REPO, engine, loadargv, loads
 from ..cli import Usage
 from ..commands import plot, steps as steps_command
 from ..errors import RunError
@@ -132,10 +132,8 @@ def locust_ramp(ctx, label, users, ramp, tags, options, extra, hold=10):
     and extra are the locustfile's arguments, in that order on its command line around the ramp's
     (commands.log shows it); in the netns lab's client namespace with --netns."""
     prefix = os.path.join(ctx.out, label)
-    argv = ["/usr/bin/locust", "-f", os.path.join(LOADSCRIPTS, "locust", "locustfile.py"), "--headless",
-            "--host", ctx.url] + list(tags) + ["-u", str(users), "--ramp-up", str(ramp), "-t", "%ds" % (ramp + hold),
-                                               "--only-summary", "--exit-code-on-error", "0"] + list(options) + \
-        ["--csv", prefix] + list(extra)
+    argv = loadargv.locust_ramp(os.path.join(LOADSCRIPTS, "locust", "locustfile.py"), ctx.url, users, ramp,
+                                ramp + hold, prefix, tags, options, extra)
     if ctx.netns:
         argv = [os.path.join(ctx.repo, "infra", "lab"), "exec-client", "--"] + argv
     ctx.progress("case %s: %s (%d users over %d s)" % (ctx.name, label, users, ramp))

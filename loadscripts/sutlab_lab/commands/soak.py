@@ -33,7 +33,7 @@ import time
 import psutil
 
 from ..cli import Parser
-from .. import LOADSCRIPTS, REPO, parsers
+from .. import LOADSCRIPTS, REPO, loadargv, parsers
 from ..services import metrics
 from ..services import procs
 
@@ -91,11 +91,9 @@ def metrics_sample(url):
 
 
 def start_locust(args, prefix):
-    argv = ["/usr/bin/locust", "-f", "%s/locust/scenario.py,%s/locust/stores.py" % (LOADSCRIPTS, LOADSCRIPTS),
-            "--headless",
-            "--host", args.url, "-u", str(args.users), "-r", str(args.spawn_rate),
-            "-t", "%ds" % int(args.duration), "--think-time", args.think_time,
-            "--fixture-users", str(args.fixture_users), "--csv", prefix, "--only-summary"]
+    argv = loadargv.locust_soak(["%s/locust/scenario.py" % LOADSCRIPTS, "%s/locust/stores.py" % LOADSCRIPTS],
+                                args.url, args.users, args.spawn_rate, int(args.duration), prefix,
+                                ["--think-time", args.think_time, "--fixture-users", str(args.fixture_users)])
     log = open(prefix + ".log", "w")
     # a group of its own: SIGINT to the group makes Locust write its CSVs and exit
     return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True), log
