@@ -117,6 +117,25 @@ class LoadScriptsTest(unittest.TestCase):
         self.assertEqual(self.locust_rc, 0, "locust exited %s\nstdout: %s\nstderr: %s"
                          % (self.locust_rc, self.locust_out[-2000:], self.locust_err[-3000:]))
 
+    # -- soak
+
+    def test_soak_samples_the_server_under_both_scenarios(self):
+        out = os.path.join(self.tmp, "soak")
+        rc, stdout, stderr = run([PYTHON, os.path.join(LOADSCRIPTS, "soak"), "--url", self.url, "--pid",
+                                  str(self.srv.proc.pid), "--duration", "8s", "--users", "4", "--spawn-rate", "4",
+                                  "--interval", "2", "--out", out], timeout=120, env=tool_env({}))
+        self.assertEqual(rc, 0, "soak exited %s\n%s\n%s" % (rc, stdout[-2000:], stderr[-2000:]))
+        with open(os.path.join(out, "samples.csv"), newline="") as f:
+            samples = list(csv.DictReader(f))
+        self.assertGreaterEqual(len(samples), 2, samples)
+        self.assertTrue(all(int(r["rss_kb"]) > 1000 and int(r["fds"]) > 0 for r in samples), samples)
+        with open(os.path.join(out, "locust_stats.csv"), newline="") as f:
+            names = {r["Name"]: r for r in csv.DictReader(f)}
+        self.assertGreater(int(names["Aggregated"]["Request Count"]), 0)
+        # both locustfiles ran: the blog scenario's article index and the stores' listing
+        self.assertTrue(any("articles" in n for n in names) and any("stores" in n for n in names), list(names))
+        self.assertIn("failures 0", stdout)
+
     # -- Locust
 
     def test_locust_step_run_has_per_second_history(self):
