@@ -12,6 +12,7 @@ was told to use:
   hey       -cpus N, else every core its cpuset allows (Go's GOMAXPROCS)
   locust    1 for each process that makes requests (a standalone run or a --worker); a --master 0
   httperf   1 for each process (loadscripts/spray starts as many as the rate needs)
+  attacker.py  1: spray's asyncio attacker (IPv6 and names), one thread
   spray     0: the Python that starts and reads the httperf processes
 
 capped by the cores the tool's processes may run on. A tree in which no process is one of these
@@ -78,7 +79,7 @@ def declared(argv, allowed):
     name, args = program(argv)
     if name == "wrk":
         return _count(_option(args, "-t", "--threads"), WRK_DEFAULT_THREADS)
-    if name in ("ab", "httperf"):
+    if name in ("ab", "httperf", "attacker.py"):
         return 1
     if name == "hey":
         # Go's flag package takes -cpus and --cpus alike

@@ -9,7 +9,9 @@ ms, and the errors by kind (parsers.py reads them). What each tool can tell:
            (--timeout: a response later than it, waited out on its connection and counted)
   locust   every status code and exception, from PREFIX_failures.csv
   httperf  every status code; timeouts, refused, reset/EOF, unsent (run through
-           loadscripts/spray: as many httperf processes as the rate needs, vegeta's figures)
+           loadscripts/spray: as many httperf processes as the rate needs, vegeta's figures;
+           to an IPv6 address or a name, spray's own attacker, whose kinds are finer: connect
+           and reply timeout, refused, reset, EOF, and late arrivals as unsent)
 """
 
 import json
@@ -83,7 +85,7 @@ SCALABLE_WHY = {"ab": "ab is one thread: run steps with wrk, hey or locust", "ht
 
 
 def _host_port(url):
-    m = re.match(r"^https?://([^:/]+)(?::(\d+))?", url)
+    m = re.match(r"^https?://(\[[0-9A-Fa-f:.]+\]|[^:/\[\]]+)(?::(\d+))?", url)
     if m is None:
         raise ValueError("not an http URL: %r" % url)
     return m.group(1), int(m.group(2) or 80)

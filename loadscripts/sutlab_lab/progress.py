@@ -119,3 +119,15 @@ def replies_in(paths):
                 return None
         return "%d replies, %d errors" % (sum(codes.values()), sum(n for c, n in codes.items() if c >= 400))
     return sample
+
+
+def attacker_progress(paths):
+    """A sample for spray's attacker (attacker.py): its last progress line, from its output file."""
+    def sample():
+        try:
+            with open(paths[0], errors="replace") as f:
+                lines = [ln for ln in f.read().splitlines() if ln.startswith("progress: ")]
+        except OSError:
+            return None
+        return lines[-1][len("progress: "):] if lines else None
+    return sample

@@ -13,17 +13,24 @@ What httperf lacks is made up here:
   (--print-reply=header) gives the codes, so a proxy's 502 is told from its 504.
 httperf counts a connection closed without a reply (vegeta's "EOF") as connreset: the two are
 one kind here, "reset/EOF".
+
+httperf dials IPv4 alone (it refuses `--server ::1`): an IPv6 address or a host name goes to
+spray's own attacker (attacker.py, asyncio), which dials as vegeta does and tells apart what
+httperf cannot: a connect timeout from a reply timeout, EOF from reset, and the address each
+failure happened on. Its report has the same shape, so everything below reads both.
 """
 
 import contextlib
 import json
 import math
 import os
+import socket
 import subprocess
+import sys
 import tempfile
 import time
 
-from . import httperf, progress, stats
+from . import attacker as attacker_cmd, httperf, progress, stats
 from .services import procs
 from .errors import RunError
 
@@ -48,18 +55,45 @@ def commands(host, port, uri, rate, duration, timeout):
             for i in range(n)]
 
 
-def run(host, port, uri, rate, duration, timeout, log=None, show_progress=False, on_start=None):
-    """The attack: every process started together and waited for; their merged report. `log`, a
-    file, gets each process's command and output; show_progress: a progress line (progress.py)
-    with the replies so far, for a caller that shows none of its own; on_start(pids): called once
-    the processes run (a caller that samples them as the load tier). RunError if one fails to
-    report.
+def attacker_for(host):
+    """Which attacker spray sends with: httperf for an IPv4 address, which it reaches and at rates
+    far past the attacker's; the attacker (attacker.py) for an IPv6 address or a name, which
+    httperf cannot dial (it refuses `--server ::1`) or would dial as IPv4 alone."""
+    try:
+        socket.inet_pton(socket.AF_INET, host)
+        return "httperf"
+    except OSError:
+        return "asyncio"
+
+
+def run(host, port, uri, rate, duration, timeout, log=None, show_progress=False, on_start=None,
+        attacker="httperf", given=None):
+    """The attack, by httperf's processes or by the attacker (attacker_for), started and waited
+    for; its merged report. `log`, a file, gets each process's command and output; show_progress:
+    a progress line (progress.py) with the replies so far, for a caller that shows none of its
+    own; on_start(pids): called once the processes run (a caller that samples them as the load
+    tier); given: the attacker's addresses for a name (attacker.addresses). RunError if one
+    fails to report."""
+    if attacker == "httperf":
+        argvs, parse = commands(host, port, uri, rate, duration, timeout), httperf.parse
+        sample = progress.replies_in
+    else:
+        argvs = [attacker_cmd.command(sys.executable, host, port, uri, rate, duration, timeout, given)]
+        parse, sample = parse_attacker, progress.attacker_progress
+    started = time.monotonic()
+    reports = _processes(argvs, parse, log, on_start, duration + timeout, sample if show_progress else None,
+                         "spray: %g req/s" % rate)
+    merged = merge(reports)
+    merged["wall_s"] = time.monotonic() - started
+    return merged
+
+
+def _processes(argvs, parse, log, on_start, seconds, sample, label):
+    """Every argv started together and waited for; parse(output) of each.
 
     Each process writes to a file of its own, not a pipe: a status line per reply fills a pipe
     in seconds, and an httperf blocked on a full pipe stops sending, which would close the
     open model."""
-    argvs = commands(host, port, uri, rate, duration, timeout)
-    started = time.monotonic()
     outputs = [tempfile.TemporaryFile(mode="w+") for _ in argvs]
     running = []
     try:
@@ -67,12 +101,12 @@ def run(host, port, uri, rate, duration, timeout, log=None, show_progress=False,
                                     preexec_fn=procs.die_with_parent) for a, out in zip(argvs, outputs)]
         if on_start is not None:
             on_start([proc.pid for proc in running])
-        # progress from the replies the processes have written so far (their files, by descriptor)
+        # progress from what the processes have written so far (their files, by descriptor)
         files = ["/proc/self/fd/%d" % out.fileno() for out in outputs]
-        ticker = progress.Ticker("spray: %g req/s" % rate, duration + timeout, sample=progress.replies_in(files))
-        with ticker if show_progress else contextlib.nullcontext():
+        ticker = progress.Ticker(label, seconds, sample=sample(files)) if sample else contextlib.nullcontext()
+        with ticker:
             for proc in running:
-                proc.wait(timeout=duration + timeout + 60)
+                proc.wait(timeout=seconds + 60)
         reports = []
         for argv, proc, out in zip(argvs, running, outputs):
             out.seek(0)
@@ -80,9 +114,11 @@ def run(host, port, uri, rate, duration, timeout, log=None, show_progress=False,
             if log is not None:
                 log.write("$ %s\n%s\n" % (" ".join(argv), text))
             try:
-                reports.append(httperf.parse(text))
+                reports.append(parse(text))
             except ValueError as e:
-                raise RunError("httperf exited with status %s: %s" % (proc.returncode, e))
+                name = os.path.basename(argv[1] if argv[0] == sys.executable else argv[0])
+                raise RunError("%s exited with status %s: %s" % (name, proc.returncode, e))
+        return reports
     finally:
         for proc in running:  # on a timeout or Ctrl-C, none outlives the call
             if proc.poll() is None:
@@ -90,23 +126,36 @@ def run(host, port, uri, rate, duration, timeout, log=None, show_progress=False,
                 proc.wait()
         for out in outputs:
             out.close()
-    merged = merge(reports)
-    merged["wall_s"] = time.monotonic() - started
-    return merged
+
+
+def parse_attacker(text):
+    """The attacker's report (its last line, JSON) with its keys as numbers again. ValueError if
+    there is none (its error message then is the text)."""
+    line = next((ln for ln in reversed(text.splitlines()) if ln.startswith("{")), None)
+    if line is None:
+        raise ValueError(text.strip()[-300:] or "no report")
+    r = json.loads(line)
+    r["codes"] = {int(c): n for c, n in r["codes"].items()}
+    r["lifetimes_ms"] = {float(ms): n for ms, n in r["lifetimes_ms"].items()}
+    return r
 
 
 def merge(reports):
-    """One report from several processes' (httperf.parse): counts added, histograms and codes
-    added, the test duration the longest."""
+    """One report from several processes' (httperf.parse, or the attacker's one): counts added,
+    histograms and codes added, the test duration the longest; the attacker's own fields (its
+    late arrivals, error set, addresses, complete latencies) carried over."""
     out = {"connections": 0, "requests": 0, "replies": 0, "status": {}, "errors": {}, "codes": {},
-           "lifetimes_ms": {}, "duration_s": 0.0, "processes": len(reports)}
+           "lifetimes_ms": {}, "error_set": {}, "late": 0, "duration_s": 0.0, "processes": len(reports)}
     for r in reports:
-        for k in ("connections", "requests", "replies"):
-            out[k] += r[k]
-        for k in ("status", "errors", "codes", "lifetimes_ms"):
-            for key, n in r[k].items():
+        for k in ("connections", "requests", "replies", "late"):
+            out[k] += r.get(k, 0)
+        for k in ("status", "errors", "codes", "lifetimes_ms", "error_set"):
+            for key, n in r.get(k, {}).items():
                 out[k][key] = out[k].get(key, 0) + n
         out["duration_s"] = max(out["duration_s"], r["duration_s"])
+        for k in ("latencies_complete", "addresses"):
+            if k in r:
+                out[k] = r[k]
     return out
 
 
@@ -120,7 +169,7 @@ def figures(s):
 
 
 def summary(report, rate, duration, timeout):
-    """vegeta's report of a merged httperf report: requests, rate, throughput, success ratio,
+    """vegeta's report of a merged report (httperf's or the attacker's): requests, rate, throughput, success ratio,
     latencies (ms) mean/p50/p95/p99/max, status codes (0 = no reply) and errors by kind."""
     sent = report["connections"]
     errors = {}
@@ -137,7 +186,7 @@ def summary(report, rate, duration, timeout):
     ok = sum(n for c, n in codes.items() if isinstance(c, int) and 200 <= c < 400) + \
         sum(n for c, n in codes.items() if c in ("2xx", "3xx"))
     lat = dict(report["lifetimes_ms"])
-    timeouts = errors.get("timeout", 0)
+    timeouts = 0 if report.get("latencies_complete") else errors.get("timeout", 0)
     if timeouts:
         lat[timeout * 1000.0] = lat.get(timeout * 1000.0, 0) + timeouts
     n_lat = sum(lat.values())
@@ -154,7 +203,9 @@ def summary(report, rate, duration, timeout):
         "max": max(lat) if lat else None,
         "codes": codes,
         "errors": errors,
-        "unsent": errors.get("unsent", 0),
+        "unsent": errors.get("unsent", 0) + report.get("late", 0),
+        "error_set": report.get("error_set", {}),
+        "addresses": report.get("addresses"),
         "duration_s": report["duration_s"],
         "processes": report.get("processes", 1),
     }
@@ -178,8 +229,11 @@ def text(s, duration):
         "Status Codes  [code:count]               %s" % codes,
         "Error Set:",
     ]
-    lines += ["  %s: %d" % (k, n) for k, n in sorted(s["errors"].items())] or ["  (none)"]
-    if s["processes"] > 1:
+    lines += ["  %s: %d" % (k, n) for k, n in sorted((s.get("error_set") or s["errors"]).items())] or ["  (none)"]
+    if s.get("addresses"):
+        lines.append("(spray's attacker, dialling %s in this order; %d arrivals sent late)"
+                     % (", ".join(s["addresses"]), s["unsent"]))
+    elif s["processes"] > 1:
         lines.append("(%d httperf processes, %.4g req/s each: one holds at most %d connections)"
                      % (s["processes"], s["asked_rate"] / s["processes"], FD_BUDGET))
     return "\n".join(lines)

@@ -22,6 +22,10 @@ class Declared(unittest.TestCase):
         self.assertEqual(loadcap.declared(["ab", "-c", "64", "-t", "3", "http://x/"], 2), 1)
         self.assertEqual(loadcap.declared(["httperf", "--rate", "100", "--num-conns", "300"], 2), 1)
 
+    def test_sprays_attacker_is_one_thread(self):
+        argv = ["/usr/bin/python3", "/x/loadscripts/sutlab_lab/attacker.py", "--host", "::1", "--rate", "100"]
+        self.assertEqual(loadcap.declared(argv, 2), 1)
+
     def test_hey_uses_cpus_or_every_allowed_core(self):
         self.assertEqual(loadcap.declared(["hey", "-c", "8", "-z", "3s", "http://x/"], 2), 2)
         self.assertEqual(loadcap.declared(["hey", "-c", "8", "http://x/"], 1), 1)  # pinned to one

@@ -1,9 +1,12 @@
 """An open-model load and vegeta's report: requests arrive at --rate a second for --duration
 seconds whether or not earlier ones were answered (vegeta attack -rate=R -duration=Ds | vegeta
-report), sent by httperf.
+report), sent by httperf to an IPv4 address, by spray's own asyncio attacker to an IPv6 one or a
+name (httperf has no IPv6).
 
   loadscripts/spray --path '/work/sleep?ms=2000' --rate 100 --duration 30
   loadscripts/spray --path '/work/sleep?ms=2000' --rate 100 --duration 30 --abort-on-overflow
+  loadscripts/spray --url 'http://[::1]:8080' --rate 100     (IPv6: the server needs --listen '[::1]:8080')
+  loadscripts/spray --url http://localhost:8080 --resolve ::1,127.0.0.1   (a name dialled as vegeta does)
   infra/lab exec-client -- loadscripts/spray --path '/work/sleep?ms=2000' --rate 100   (the netns lab)
 
 The report (OUT/report.html, with report.txt) carries CPU per tier over time (OUT/cpu.csv,
@@ -23,6 +26,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import sys
 import time
 
@@ -40,6 +44,12 @@ def arguments(argv):
     p.add_argument("--duration", type=int, default=30, help="seconds of arrivals (default 30)")
     p.add_argument("--timeout", type=int, default=30, help="seconds a request may take (default 30, vegeta's)")
     p.add_argument("--abort-on-overflow", action="store_true", help="tcp_abort_on_overflow=1 for the run")
+    p.add_argument("--attacker", choices=("auto", "httperf", "asyncio"), default="auto",
+                   help="who sends: httperf (IPv4 addresses only) or spray's asyncio attacker (IPv6, names); "
+                        "auto: httperf for an IPv4 address, else the attacker")
+    p.add_argument("--resolve", metavar="IP,IP...",
+                   help="the attacker dials these for the URL's host, in this order, as a name that resolves "
+                        "to them (a `localhost` that is ::1 then 127.0.0.1, as on the write-up's machine)")
     p.add_argument("--json", action="store_true", help="also print the summary as one JSON line, last")
     p.add_argument("--log", help="write httperf's commands and outputs to this file")
     p.add_argument("--out", help="directory for report.html and report.txt (default var/spray/TIME)")
@@ -54,15 +64,33 @@ def arguments(argv):
     for name in ("duration", "timeout"):
         if not 1 <= getattr(args, name) <= 3600:
             raise Usage("--%s wants whole seconds from 1 to 3600" % name)
-    m = re.match(r"^http://([^:/]+)(?::(\d+))?/?$", args.url)
+    m = re.match(r"^http://(?:\[([0-9A-Fa-f:.]+)\]|([^:/\[\]]+))(?::(\d+))?/?$", args.url)
     if m is None:
-        raise Usage("--url wants http://HOST[:PORT] (httperf speaks plain HTTP), got %r" % args.url)
+        raise Usage("--url wants http://HOST[:PORT] or http://[IPv6]:PORT (plain HTTP), got %r" % args.url)
     if not args.path.startswith("/"):
         raise Usage("--path must start with /")
-    if shutil.which("httperf") is None:
+    args.host, args.port = m.group(1) or m.group(2), int(m.group(3) or 80)
+    args.given = _resolve(args.resolve)
+    if args.attacker == "auto":
+        args.attacker = "asyncio" if args.given else spray.attacker_for(args.host)
+    if args.attacker == "httperf" and (args.given or m.group(1)):
+        raise Usage("httperf dials IPv4 only: an IPv6 URL or --resolve needs --attacker asyncio (or auto)")
+    if args.attacker == "httperf" and shutil.which("httperf") is None:
         raise Usage("httperf is not installed (apt-get install httperf)")
-    args.host, args.port = m.group(1), int(m.group(2) or 80)
     return args
+
+
+def _resolve(text):
+    """--resolve's addresses as a list, each checked to be an IP address; None without it."""
+    if not text:
+        return None
+    out = [ip.strip() for ip in text.split(",")]
+    for ip in out:
+        try:
+            socket.inet_pton(socket.AF_INET6 if ":" in ip else socket.AF_INET, ip)
+        except OSError:
+            raise Usage("--resolve wants IP addresses separated by commas, got %r" % ip)
+    return out
 
 
 def web_netns(host):
@@ -108,7 +136,7 @@ def attack(args, sampled):
     log = open(args.log, "w") if args.log else None
     try:
         return spray.run(args.host, args.port, args.path, args.rate, args.duration, args.timeout, log=log,
-                         show_progress=True, on_start=sampled.start)
+                         show_progress=True, on_start=sampled.start, attacker=args.attacker, given=args.given)
     finally:
         sampled.stop()
         if log is not None:
@@ -161,8 +189,10 @@ def main(argv):
     if not args.no_report:
         page.note_flags()
     n = spray.processes_for(args.rate, args.timeout)
-    print("spray: %s%s at %g req/s for %d s, timeout %d s (%d httperf process%s)"
-          % (args.url, args.path, args.rate, args.duration, args.timeout, n, "" if n == 1 else "es"), flush=True)
+    who = ("%d httperf process%s" % (n, "" if n == 1 else "es") if args.attacker == "httperf" else
+           "spray's attacker%s" % (", %s as %s" % (args.host, " then ".join(args.given)) if args.given else ""))
+    print("spray: %s%s at %g req/s for %d s, timeout %d s (%s)"
+          % (args.url, args.path, args.rate, args.duration, args.timeout, who), flush=True)
     sampled, started = Tiers(args), time.time()
     try:
         if args.abort_on_overflow:

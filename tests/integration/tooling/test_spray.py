@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Integration tests: loadscripts/spray (the open model, vegeta's report) against the three handler
-modes, its --abort-on-overflow in a network namespace of its own, and flip --tool spray.
+modes, over IPv4 (httperf) and IPv6 (spray's attacker), its --abort-on-overflow in a network
+namespace of its own, and flip --tool spray.
 
 The success ratios are checked against a model of the server, not against a past run: requests
 arrive every 1/rate s, a pool of N threads serves them in arrival order, each taking the block,
@@ -129,6 +130,68 @@ class Modes(unittest.TestCase):
         # one thread, and nothing else runs while it sleeps: at most timeout/block answers in time
         self.assertLessEqual(s["codes"].get("200", 0), self.TIMEOUT * 1000 // self.BLOCK_MS + 1, s)
         self.assertLess(s["success"], 0.15, s)
+
+
+class IPv6(unittest.TestCase):
+    """spray's own attacker (httperf has no IPv6): over ::1, the same model as Modes above, its
+    failures told apart by kind; and a name dialled as vegeta dials `localhost`, ::1 first, with
+    a server that listens on 127.0.0.1 alone, as the write-up's error lines show it (003 L28, L30)."""
+
+    RATE, DURATION, BLOCK_MS, TIMEOUT = 20, 3, 500, 2
+
+    def attack(self, flags, v6=True, url=None, extra=()):
+        from sutlab_testlib import free_port
+        port = free_port()
+        listens = ["--listen", "127.0.0.1:%d" % port] + (["--listen", "[::1]:%d" % port] if v6 else [])
+        with Server(workers=1, port=port, listen=False, extra_args=NO_DB + listens + flags):
+            return summary(spray((url or "http://[::1]:%d") % port, "--path", "/work/sleep?ms=%d" % self.BLOCK_MS,
+                                 "--rate", str(self.RATE), "--duration", str(self.DURATION),
+                                 "--timeout", str(self.TIMEOUT), *extra)), port
+
+    def test_offload_over_ipv6_answers_every_request(self):
+        s, port = self.attack(["--handler-mode", "offload"])
+        self.assertEqual(s["codes"], {"200": self.RATE * self.DURATION}, s)
+        self.assertEqual(s["addresses"], ["[::1]:%d" % port])
+        self.assertEqual((s["errors"], s["error_set"]), ({}, {}))
+        self.assertGreaterEqual(s["p50"], self.BLOCK_MS)
+        self.assertLess(s["p99"], self.BLOCK_MS + 400, s)
+
+    def test_a_small_pool_over_ipv6_follows_the_model_and_its_failures_are_reply_timeouts(self):
+        n = self.RATE * self.DURATION
+        s, port = self.attack(["--handler-mode", "pool", "--offload-threads", "2"])
+        want = modelled_successes(self.RATE, self.DURATION, 2, self.BLOCK_MS / 1000.0, self.TIMEOUT)
+        got = s["codes"].get("200", 0)
+        self.assertLessEqual(abs(got - want), 4, (got, want, s))
+        # the loop keeps accepting: every failure waited on its reply, none on its connect
+        self.assertEqual(s["errors"], {"reply timeout": n - got}, s)
+        self.assertEqual(s["error_set"], {"[::1]:%d: reply timeout" % port: n - got}, s)
+        # every request has its latency, the timed-out ones at the timeout
+        self.assertGreaterEqual(s["p99"], self.TIMEOUT * 1000.0, s)
+        self.assertLessEqual(s["max"], self.TIMEOUT * 1000.0 + 50, s)
+
+    def test_a_name_falls_back_to_ipv4_and_reports_the_first_refusal(self):
+        flags = ["--handler-mode", "offload"]
+        url = "http://localhost:%d"
+        ok, _ = self.attack(flags, v6=False, url=url, extra=("--resolve", "::1,127.0.0.1"))
+        # ::1 refuses at once and 127.0.0.1 answers: nothing fails
+        self.assertEqual(ok["codes"], {"200": self.RATE * self.DURATION}, ok)
+        self.assertEqual(ok["error_set"], {})
+        # blocked, with a queue of 2: the IPv4 connects that time out are reported by the first
+        # address's error, ::1's refusal (Go's dialSerial); the accepted ones wait on their reply
+        s, port = self.attack(["--handler-mode", "inline", "--backlog", "2"], v6=False, url=url,
+                              extra=("--resolve", "::1,127.0.0.1"))
+        self.assertLess(s["success"], 0.15, s)
+        self.assertGreaterEqual(s["error_set"].get("[::1]:%d: refused" % port, 0), 1, s)
+        self.assertEqual(set(s["error_set"]) - {"[::1]:%d: refused" % port, "127.0.0.1:%d: reply timeout" % port},
+                         set(), s)
+
+    def test_httperf_is_refused_an_ipv6_url(self):
+        for extra in (["--url", "http://[::1]:1", "--attacker", "httperf"],
+                      ["--url", "http://localhost:1", "--resolve", "::1,nope"]):
+            proc = subprocess.run(["/usr/bin/python3", SPRAY] + extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, timeout=30)
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
 
 
 class Thresholds(unittest.TestCase):
