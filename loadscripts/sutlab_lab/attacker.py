@@ -11,8 +11,8 @@ model as vegeta runs it (the spray write-up's tool, not in Debian), on asyncio:
 - the timeout covers the whole request, dial and reply (vegeta's client timeout);
 - every request has a latency, the failed ones too, as vegeta counts them in its mean.
 
-Error kinds: refused (RST to the SYN), connect timeout, reset, EOF (closed before a full reply),
-reply timeout; each also kept with the address it happened on (vegeta's "Error Set").
+Error kinds: refused (RST to the SYN), connect-timeout, reset, EOF (closed before a full reply),
+reply-timeout; each also kept with the address it happened on (vegeta's "Error Set").
 
 Run as a script (`python3 attacker.py --host ::1 --port 8080 ...`): a progress line a second on
 stdout, then the report as one JSON line (spray.py reads both)."""
@@ -63,7 +63,7 @@ def shown(addr):
 def kind_of(exc, stage):
     """The error kind of an exception raised while dialling (stage "connect") or reading."""
     if isinstance(exc, asyncio.TimeoutError):
-        return stage + " timeout"
+        return stage + "-timeout"
     if isinstance(exc, ConnectionRefusedError):
         return "refused"
     if isinstance(exc, (ConnectionResetError, BrokenPipeError)):
@@ -84,7 +84,7 @@ async def dial(addrs, deadline):
         now = loop.time()
         until = slice_end(now, deadline, len(addrs) - i)
         if until is None:
-            first = first or ("connect timeout", addr)
+            first = first or ("connect-timeout", addr)
             break
         try:
             conn = await asyncio.wait_for(asyncio.open_connection(addr[0], addr[1], family=family,

@@ -10,8 +10,8 @@ ms, and the errors by kind (parsers.py reads them). What each tool can tell:
   locust   every status code and exception, from PREFIX_failures.csv
   httperf  every status code; timeouts, refused, reset/EOF, unsent (run through
            loadscripts/spray: as many httperf processes as the rate needs, vegeta's figures;
-           to an IPv6 address or a name, spray's own attacker, whose kinds are finer: connect
-           and reply timeout, refused, reset, EOF, and late arrivals as unsent)
+           to an IPv6 address or a name, spray's own attacker, whose kinds are finer:
+           connect-timeout and reply-timeout, refused, reset, EOF, and late arrivals as unsent)
 """
 
 import json

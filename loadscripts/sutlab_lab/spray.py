@@ -35,6 +35,10 @@ from .services import procs
 from .errors import RunError
 
 FD_BUDGET = 900  # connections one httperf process may hold: FD_SETSIZE, less its own descriptors
+# vegeta's errors as each attacker names them: its "connection refused"; its "i/o timeout" at connect
+# (httperf's timeout does not tell a connect from a reply); its "EOF" and "connection reset by peer"
+VEGETA_KINDS = {"refused": ("refused",), "timeout": ("connect-timeout", "timeout"),
+                "reset/EOF": ("reset", "EOF", "reset/EOF")}
 ERROR_NAMES = {"connrefused": "refused", "client-timo": "timeout", "connreset": "reset/EOF",
                "fd-unavail": "unsent", "addrunavail": "unsent", "ftab-full": "unsent", "socket-timo": "timeout",
                "other": "other"}

@@ -47,8 +47,8 @@ class Dialling(unittest.TestCase):
 
 class Kinds(unittest.TestCase):
     def test_each_failure_has_its_kind(self):
-        self.assertEqual(attacker.kind_of(asyncio.TimeoutError(), "connect"), "connect timeout")
-        self.assertEqual(attacker.kind_of(asyncio.TimeoutError(), "reply"), "reply timeout")
+        self.assertEqual(attacker.kind_of(asyncio.TimeoutError(), "connect"), "connect-timeout")
+        self.assertEqual(attacker.kind_of(asyncio.TimeoutError(), "reply"), "reply-timeout")
         self.assertEqual(attacker.kind_of(ConnectionRefusedError(111, "x"), "connect"), "refused")
         self.assertEqual(attacker.kind_of(ConnectionResetError(104, "x"), "reply"), "reset")
         self.assertEqual(attacker.kind_of(asyncio.IncompleteReadError(b"", 10), "reply"), "EOF")
@@ -80,8 +80,8 @@ class Replies(unittest.TestCase):
 class Report(unittest.TestCase):
     TEXT = ('progress: 3 of 4 done, 1 replies, 2 errors\n'
             '{"addresses": ["[::1]:80", "127.0.0.1:80"], "codes": {"200": 1}, "connections": 4, "duration_s": 2.0,'
-            ' "error_set": {"[::1]:80: refused": 2, "127.0.0.1:80: reply timeout": 1},'
-            ' "errors": {"refused": 2, "reply timeout": 1}, "late": 1, "latencies_complete": true,'
+            ' "error_set": {"[::1]:80: refused": 2, "127.0.0.1:80: reply-timeout": 1},'
+            ' "errors": {"refused": 2, "reply-timeout": 1}, "late": 1, "latencies_complete": true,'
             ' "lifetimes_ms": {"3": 2, "10": 1, "1000": 1}, "processes": 1, "replies": 1, "requests": 4,'
             ' "status": {"2xx": 1}}\n')
 

@@ -285,14 +285,15 @@ def num(row, key):
     return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
-def error_count(row, kind):
-    """How many of a steps.csv row's failures are of `kind` ("refused", "reset/EOF", "502", ...):
-    steps writes them as "kind:n kind:n"."""
+def error_count(row, *kinds):
+    """How many of a steps.csv row's failures are of these kinds ("refused", "reset/EOF", "502",
+    ...): steps writes them as "kind:n kind:n"."""
+    total = 0
     for kv in str(row.get("errors") or "").split():
         k, _, n = kv.rpartition(":")
-        if k == kind:
-            return int(n)
-    return 0
+        if k in kinds:
+            total += int(n)
+    return total
 
 
 def over(a, b, key):

@@ -60,6 +60,8 @@ def arguments(argv):
     p.add_argument("--locust-arg", action="append", default=[], help="passed to Locust (repeatable)")
     p.add_argument("--abort-on-overflow", action="store_true",
                    help="httperf: net.ipv4.tcp_abort_on_overflow=1 during each step (loadscripts/spray)")
+    p.add_argument("--resolve", metavar="IP,IP...", help="httperf: spray's attacker dials these for the URL's host, "
+                   "in this order (loadscripts/spray --resolve)")
     p.add_argument("--out", help="directory for steps.csv, steps.png and the logs")
     panels.add_arguments(p, pids=True)
     p.add_argument("--load-workers", default="1", metavar="N|auto",
@@ -107,8 +109,8 @@ def check(args):
         raise Usage("--tags and --scenario are for --tool locust")
     if args.read_timeout is not None:
         read_timeout_of(args)
-    if args.abort_on_overflow and args.tool != "httperf":
-        raise Usage("--abort-on-overflow is for --tool httperf")
+    if (args.abort_on_overflow or args.resolve) and args.tool != "httperf":
+        raise Usage("--abort-on-overflow and --resolve are for --tool httperf")
     args.load_cpus = cpus_of(args.load_cpus)
     args.load_workers = workers_of(args)
     return levels_of(args)
@@ -177,7 +179,8 @@ def make_load(args, out_dir):
     return loads.Load(args.tool, args.url, path=args.path, timeout=timeout, script=args.script,
                       locustfiles=files, tags=args.tags.split(",") if args.tags else None,
                       locust_args=args.locust_arg, out_dir=out_dir,
-                      spray_args=["--abort-on-overflow"] if args.abort_on_overflow else [],
+                      spray_args=(["--abort-on-overflow"] if args.abort_on_overflow else []) +
+                      (["--resolve", args.resolve] if args.resolve else []),
                       workers=args.load_workers, cpus=args.load_cpus)
 
 

@@ -153,12 +153,17 @@ class Smoke(unittest.TestCase):
         checks = checks_of(doc)
         self.assertTrue(checks["blocking: success"][1], doc)
         self.assertTrue(checks["the Future against blocking: success %"][1], doc)
-        self.assertIsNone(checks["Future, a pool fitted to 31 %: success"][1], doc)  # fitted: not counted
+        self.assertFalse([w for w in checks if "fitted" in w], doc)  # no pool fitted to the write-up's 31 %
         self.assertFalse([w for w in checks if "p99" in w], doc)  # at the timeout in any run: no check
-        rows = {ln.split("|")[2].strip(): ln for ln in doc.splitlines() if ln.startswith("| -")}
-        self.assertEqual(set(rows), {"inline", "pool 50", "pool 2000", "offload"}, doc)
+        rows = {ln.split("|")[2].strip(): ln for ln in doc.splitlines() if ln.startswith("| ::1 ")}
+        self.assertEqual(set(rows), {"inline", "pool 2000", "offload"}, doc)  # over IPv6, by spray's attacker
         # offload, the lab's extra (no write-up figure, no check): every request answered
         self.assertGreaterEqual(float(rows["offload"].split("|")[3]), 95, doc)
+        # `localhost` as the write-up's vegeta dialled it, the server on 127.0.0.1 alone: ::1 refuses first,
+        # and an answered request came over 127.0.0.1 (the Future's row)
+        dual = {ln.split("|")[2].strip(): ln for ln in doc.splitlines() if ln.startswith("| localhost ")}
+        self.assertEqual(set(dual), {"inline", "pool 2000"}, doc)
+        self.assertGreaterEqual(float(dual["pool 2000"].split("|")[3]), 95, doc)
 
 
 class HaproxySmoke(unittest.TestCase):

@@ -163,8 +163,8 @@ class IPv6(unittest.TestCase):
         got = s["codes"].get("200", 0)
         self.assertLessEqual(abs(got - want), 4, (got, want, s))
         # the loop keeps accepting: every failure waited on its reply, none on its connect
-        self.assertEqual(s["errors"], {"reply timeout": n - got}, s)
-        self.assertEqual(s["error_set"], {"[::1]:%d: reply timeout" % port: n - got}, s)
+        self.assertEqual(s["errors"], {"reply-timeout": n - got}, s)
+        self.assertEqual(s["error_set"], {"[::1]:%d: reply-timeout" % port: n - got}, s)
         # every request has its latency, the timed-out ones at the timeout
         self.assertGreaterEqual(s["p99"], self.TIMEOUT * 1000.0, s)
         self.assertLessEqual(s["max"], self.TIMEOUT * 1000.0 + 50, s)
@@ -182,7 +182,7 @@ class IPv6(unittest.TestCase):
                               extra=("--resolve", "::1,127.0.0.1"))
         self.assertLess(s["success"], 0.15, s)
         self.assertGreaterEqual(s["error_set"].get("[::1]:%d: refused" % port, 0), 1, s)
-        self.assertEqual(set(s["error_set"]) - {"[::1]:%d: refused" % port, "127.0.0.1:%d: reply timeout" % port},
+        self.assertEqual(set(s["error_set"]) - {"[::1]:%d: refused" % port, "127.0.0.1:%d: reply-timeout" % port},
                          set(), s)
 
     def test_httperf_is_refused_an_ipv6_url(self):
