@@ -417,8 +417,9 @@ class Server(ServerProcess):
 
     def start(self):
         """Starts it; a free port it chose itself that another process took before the server
-        bound it (free_port's ports are in the range outgoing connections draw from, and the
-        load tests beside it make many) is replaced by another, twice at most."""
+        bound it (free_port draws below the kernel's ephemeral range, so no outgoing connection
+        takes it, but a test beside this one may draw the same port) is replaced by another,
+        twice at most."""
         for attempt in range(3):
             try:
                 return super().start(wait=self._wait_at_start)

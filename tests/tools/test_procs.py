@@ -101,6 +101,24 @@ class Procs(unittest.TestCase):
             self.assertEqual(procs.listening_pid(port), os.getpid())
         self.assertIsNone(procs.listening_pid(port))
 
+    def test_ports_are_drawn_below_the_ephemeral_range(self):
+        low, high = procs.listen_port_range()
+        for _ in range(20):
+            self.assertTrue(low <= procs.free_port() < high)
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            self.assertLessEqual(high, int(f.read().split()[0]))
+
+    def test_the_range_from_the_kernels(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".range") as f:
+            f.write("32768\t60999\n")
+            f.flush()
+            self.assertEqual(procs.listen_port_range(f.name), (22768, 32768))
+            f.seek(0)
+            f.write("1024 \t65535\n")  # nothing below it to draw from: a fixed range
+            f.flush()
+            self.assertEqual(procs.listen_port_range(f.name), (20000, 30000))
+        self.assertEqual(procs.listen_port_range("/nonexistent"), (20000, 30000))
+
     def test_thread_ids(self):
         stop = threading.Event()
         t = threading.Thread(target=stop.wait)

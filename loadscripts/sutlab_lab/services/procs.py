@@ -11,6 +11,7 @@ numbers CPUs by position among those online, cpu_stat by their number).
 
 import ctypes
 import os
+import random
 import signal
 import socket
 import time
@@ -173,19 +174,33 @@ def port_is_free(port, host="127.0.0.1"):
 
 def free_port(taken=None):
     """A TCP port on 127.0.0.1 that is free now; with `taken` (a set), also not in it, and
-    added to it, so that the servers of one run get distinct ports before any has started."""
+    added to it, so that the servers of one run get distinct ports before any has started.
+
+    It is drawn below the kernel's ephemeral range (ip_local_port_range), never from it: a port
+    the kernel hands out for bind(0) is also one it may give the next outgoing connection, and
+    the load tests beside a starting server make thousands of those, so one took a test's port
+    between the draw and the server's bind (EADDRINUSE, seen in CI)."""
     taken = set() if taken is None else taken
-    for _ in range(50):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        finally:
-            s.close()
+    low, high = listen_port_range()
+    for _ in range(200):
+        port = random.randrange(low, high)
         if port not in taken and port_is_free(port):
             taken.add(port)
             return port
-    raise OSError("could not find a free port on 127.0.0.1")
+    raise OSError("could not find a free port on 127.0.0.1 in %d-%d" % (low, high - 1))
+
+
+def listen_port_range(path="/proc/sys/net/ipv4/ip_local_port_range"):
+    """[low, high) of the ports free_port draws from: the 10,000 below the ephemeral range (from
+    10000 at least); 20000-30000 where the range cannot be read or leaves too little below it."""
+    try:
+        with open(path) as f:
+            first = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        first = 0
+    if first - 10000 < 10000:
+        return 20000, 30000
+    return first - 10000, first
 
 
 def die_with_parent():
