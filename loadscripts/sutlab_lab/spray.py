@@ -24,6 +24,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -57,6 +58,15 @@ def commands(host, port, uri, rate, duration, timeout):
     return [httperf.command(host, port, uri, rate / float(n), duration, timeout, detail=True, client=(i, n),
                             num=total // n + (1 if i < total % n else 0))
             for i in range(n)]
+
+
+def target(url):
+    """(host, port) of a plain http://HOST[:PORT] or http://[IPv6]:PORT URL (the host without its
+    brackets); ValueError for anything else."""
+    m = re.match(r"^http://(?:\[([0-9A-Fa-f:.]+)\]|([^:/\[\]]+))(?::(\d+))?/?$", url or "")
+    if m is None:
+        raise ValueError("wants http://HOST[:PORT] or http://[IPv6]:PORT (plain HTTP), got %r" % url)
+    return m.group(1) or m.group(2), int(m.group(3) or 80)
 
 
 def attacker_for(host):

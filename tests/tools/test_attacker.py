@@ -106,6 +106,14 @@ class Report(unittest.TestCase):
         self.assertIn("  [::1]:80: refused: 2", text)
         self.assertIn("dialling [::1]:80, 127.0.0.1:80 in this order", text)
 
+    def test_a_target_is_plain_http_with_ipv6_in_brackets(self):
+        self.assertEqual(spray.target("http://[::1]:8080"), ("::1", 8080))
+        self.assertEqual(spray.target("http://localhost"), ("localhost", 80))
+        self.assertEqual(spray.target("http://127.0.0.1:9/"), ("127.0.0.1", 9))
+        for bad in ("https://127.0.0.1:1", "http://::1:80", "http://[nope]:80", "http://h:1/p", None):
+            with self.assertRaises(ValueError, msg=bad):
+                spray.target(bad)
+
     def test_httperf_chooses_itself_for_ipv4_alone(self):
         self.assertEqual(spray.attacker_for("127.0.0.1"), "httperf")
         self.assertEqual(spray.attacker_for("10.9.1.2"), "httperf")

@@ -23,7 +23,6 @@ httperf failed; 2 on bad usage.
 """
 
 import os
-import re
 import shutil
 import signal
 import socket
@@ -64,16 +63,16 @@ def arguments(argv):
     for name in ("duration", "timeout"):
         if not 1 <= getattr(args, name) <= 3600:
             raise Usage("--%s wants whole seconds from 1 to 3600" % name)
-    m = re.match(r"^http://(?:\[([0-9A-Fa-f:.]+)\]|([^:/\[\]]+))(?::(\d+))?/?$", args.url)
-    if m is None:
-        raise Usage("--url wants http://HOST[:PORT] or http://[IPv6]:PORT (plain HTTP), got %r" % args.url)
+    try:
+        args.host, args.port = spray.target(args.url)
+    except ValueError as e:
+        raise Usage("--url %s" % e)
     if not args.path.startswith("/"):
         raise Usage("--path must start with /")
-    args.host, args.port = m.group(1) or m.group(2), int(m.group(3) or 80)
     args.given = _resolve(args.resolve)
     if args.attacker == "auto":
         args.attacker = "asyncio" if args.given else spray.attacker_for(args.host)
-    if args.attacker == "httperf" and (args.given or m.group(1)):
+    if args.attacker == "httperf" and (args.given or ":" in args.host):
         raise Usage("httperf dials IPv4 only: an IPv6 URL or --resolve needs --attacker asyncio (or auto)")
     if args.attacker == "httperf" and shutil.which("httperf") is None:
         raise Usage("httperf is not installed (apt-get install httperf)")

@@ -145,14 +145,15 @@ def run_wrk(args, url, scenario, duration, token, outfile):
 def run_spray(args, url, scenario, duration, outfile):
     """The open model: --rate arrivals a second for `duration` seconds (loadscripts/spray), as a
     flip result; `success` is vegeta's ratio, errors every request without a 2xx/3xx."""
-    m = re.match(r"^http://([^:/]+)(?::(\d+))?/?$", url)
-    if m is None:
-        raise RunError("--tool spray needs a plain http:// target, got %s" % url)
+    try:
+        host, port = spray.target(url)
+    except ValueError as e:
+        raise RunError("--tool spray %s" % e)
     path = scenario_text(args, SCENARIOS[scenario][1])
     seconds = max(1, int(round(duration)))
     with open(outfile, "w") as log_file:
-        merged = spray.run(m.group(1), int(m.group(2) or 80), path, args.rate, seconds, args.timeout,
-                           log=log_file)
+        merged = spray.run(host, port, path, args.rate, seconds, args.timeout, log=log_file,
+                           attacker=spray.attacker_for(host))
     s = spray.summary(merged, args.rate, seconds, args.timeout)
     with open(outfile, "a") as f:
         f.write(spray.text(s, seconds) + "\n")
