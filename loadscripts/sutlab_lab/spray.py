@@ -69,6 +69,16 @@ def target(url):
     return m.group(1) or m.group(2), int(m.group(3) or 80)
 
 
+def ipv6_loopback():
+    """True if this machine has ::1 to listen on (a kernel booted without IPv6 has none)."""
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
 def attacker_for(host):
     """Which attacker spray sends with: httperf for an IPv4 address, which it reaches and at rates
     far past the attacker's; the attacker (attacker.py) for an IPv6 address or a name, which

@@ -254,15 +254,15 @@ def runs_table(header, runs, keys):
 
 
 def cells(label, r, keys):
-    """A measured row's cells: the label, the level, then each key (busy_* as %, *_ms to 0.1;
-    report.MISSING when it is missing)."""
+    """A measured row's cells: the label, the level, then each key (busy_* as %, an open model's
+    success as % to 0.1, *_ms to 0.1; report.MISSING when it is missing)."""
     out = [label, "%d" % r["level"]]
     for k in keys:
         v = r.get(k)
         if not isinstance(v, float):
             out.append(str(v) if v not in (None, "") else MISSING)
-        elif k.startswith("busy_"):
-            out.append(fmt(100 * v, 0))
+        elif k.startswith("busy_") or k == "success":
+            out.append(fmt(100 * v, 1 if k == "success" else 0))
         else:
             out.append(fmt(v, 1 if k.endswith("_ms") else 0))
     return out

@@ -5,10 +5,10 @@ the write-up's two vegeta reports (003 L28, L30) held to a band, and the 502 beh
 import os
 
 from .. import ramps, spray
-from ..report import MISSING, fmt, table
+from ..report import table
 from . import checks as ck, texts
 from .checks import Key as K
-from .common import error_count as count, loadavg, num, sweep
+from .common import cells, error_count as count, loadavg, num, sweep
 
 NAME = "spray"
 TITLE = "Blocking handler under an open-model spray"
@@ -20,25 +20,25 @@ POOL = "pool 2000"
 MODES = (("inline", ["--handler-mode", "inline"]),
          (POOL, ["--handler-mode", "pool", "--offload-threads", "2000"]),
          ("offload", ["--handler-mode", "offload"]))
+KEYS = ("success", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "errors", "verdict", "busy_web")
 DUAL = "::1,127.0.0.1"  # `localhost` as the write-up's vegeta dialled it: refused at [::1], read on 127.0.0.1
 
 
 def legs(ctx):
     """(key, modes, the server's extra flags, steps' target, the lab's options) of each part: direct
-    over ::1 (IPv4 in the netns lab); `localhost`, the server on 127.0.0.1 alone; each proxy (IPv4)."""
+    (over ::1 where the machine has it, else IPv4); `localhost`, the server on 127.0.0.1 alone; each
+    proxy (IPv4)."""
     port = os.environ.get("SUTLAB_LAB_PORT", "8080")
-    direct = [(None, MODES, [], ["--url", ramps.lab_url(True)], [])] if ctx.netns else [
+    direct = [(None, MODES, [], ["--url", ramps.lab_url(ctx.netns)], [])] if _dialled(ctx) != "::1" else [
         (None, MODES, ["--listen", "[::1]:%s" % port], ["--url", "http://[::1]:%s" % port], []),
         ("localhost", MODES[:2], [], ["--url", "http://localhost:%s" % port, "--resolve", DUAL], [])]
     return direct + [(lb, MODES[:1], [], [], ["--instances", "1", "--lb", lb]) for lb in ("nginx", "haproxy")
                      if not ctx.quick]
 
 
-def _row(shown, mode, r):
-    def cell(k, scale, digits):
-        return fmt(r[k] * scale, digits) if isinstance(r.get(k), float) else MISSING
-    return [shown, mode, cell("success", 100, 1)] + [cell(k, 0.001, 2) for k in ("mean_ms", "p50_ms", "p95_ms",
-            "p99_ms")] + [r.get("errors", ""), r.get("verdict", ""), cell("busy_web", 100, 0)]
+def _dialled(ctx):
+    """What the direct runs dial: ::1, unless in the netns lab (IPv4 alone) or on a machine without it."""
+    return "IPv4 (netns)" if ctx.netns else "::1" if spray.ipv6_loopback() else "127.0.0.1 (no ::1 here)"
 
 
 def run(ctx):
@@ -55,9 +55,9 @@ def run(ctx):
             results.update({(key, m): rows[label][0] for label, (m, _) in zip(labels, modes)})
     finally:
         ctx.lab("down")
-    lines = [_row(key or ("IPv4 (netns)" if ctx.netns else "::1"), m, r) for (key, m), r in results.items()]
-    measured = table(["dialled", "handler", "ok %", "mean s", "p50 s", "p95 s", "p99 s", "codes and errors",
-                      "verdict", "web busy %"], lines, framed=True)
+    measured = table(["dialled, handler", "req/s asked", "ok %", "mean ms", "p50 ms", "p95 ms", "p99 ms",
+                      "codes and errors", "verdict", "web busy %"], left=1, framed=True,
+                     rows=[cells("%s, %s" % (key or _dialled(ctx), m), r, KEYS) for (key, m), r in results.items()])
     return ["%d requests/s for %d s on GET %s, a %d s timeout, `%s`%s; load average %s before, %s after"
             % (RATE, seconds, BLOCK, timeout, " ".join(BASE), ", tcp_abort_on_overflow=1 in the web namespace"
                if ctx.netns else "", before, loadavg()), measured], checks(results)
