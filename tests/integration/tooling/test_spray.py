@@ -11,7 +11,6 @@ hold a thread (the server cannot tell), as in the write-up's Future.
 
 import json
 import os
-import socket
 import subprocess
 import threading
 import time
@@ -19,6 +18,7 @@ import unittest
 import uuid
 
 from sutlab_testlib import Server, source_root, sutlab_bin
+from sutlab_lab import spray as spray_lib  # noqa: I100  (loadscripts/ is on PYTHONPATH: tests/meson.build)
 
 NO_DB = ["--db-url", "postgresql://nobody@127.0.0.1:1/none"]
 SPRAY = os.path.join(source_root(), "loadscripts", "spray")
@@ -133,16 +133,7 @@ class Modes(unittest.TestCase):
         self.assertLess(s["success"], 0.15, s)
 
 
-def has_ipv6_loopback():
-    try:
-        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
-            s.bind(("::1", 0))
-        return True
-    except OSError:
-        return False
-
-
-@unittest.skipUnless(has_ipv6_loopback(), "this machine has no ::1 (IPv6 disabled)")
+@unittest.skipUnless(spray_lib.ipv6_loopback(), "this machine has no ::1 (IPv6 disabled)")
 class IPv6(unittest.TestCase):
     """spray's own attacker (httperf has no IPv6): over ::1, the same model as Modes above, its
     failures told apart by kind; and a name dialled as vegeta dials `localhost`, ::1 first, with
