@@ -16,9 +16,8 @@ ms, and the errors by kind (parsers.py reads them). What each tool can tell:
 
 import json
 import os
-import re
 
-from . import loadargv, parsers, report, stats
+from . import loadargv, parsers, report, spray, stats
 
 TOOLS = ("ab", "hey", "wrk", "locust", "httperf")
 OPEN_MODEL = ("httperf",)  # levels are arrival rates, not concurrent clients
@@ -58,7 +57,7 @@ class Load:
             return loadargv.wrk(target, level, seconds, min(self.workers, level), self.timeout, latency=True,
                                 script=self.script, glued=False)
         if self.tool == "httperf":
-            _host_port(self.url)  # spray takes plain http only, as httperf does
+            spray.target(self.url)  # spray's own rule: plain http, IPv6 in brackets (ValueError)
             return loadargv.spray(self.url, self.path, level, seconds, self.timeout, self.spray_args)
         argv = loadargv.locust(self.locustfiles, self.url, level, seconds, os.path.join(self.out_dir, tag),
                                tags=self.tags or (), extra=self.locust_args)
@@ -82,13 +81,6 @@ class Load:
 SCALABLE = ("wrk", "hey", "locust")
 SCALABLE_WHY = {"ab": "ab is one thread: run steps with wrk, hey or locust", "httperf":
                 "spray starts as many httperf processes as the rate needs"}
-
-
-def _host_port(url):
-    m = re.match(r"^https?://(\[[0-9A-Fa-f:.]+\]|[^:/\[\]]+)(?::(\d+))?", url)
-    if m is None:
-        raise ValueError("not an http URL: %r" % url)
-    return m.group(1), int(m.group(2) or 80)
 
 
 def _spray(output):

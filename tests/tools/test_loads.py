@@ -43,6 +43,12 @@ class Commands(unittest.TestCase):
         self.assertEqual(argv[argv.index("--duration") + 1], "3")
         self.assertEqual(argv[argv.index("--timeout") + 1], "30")
         self.assertEqual(argv[argv.index("--url") + 1], "http://127.0.0.1:9")
+
+    def test_httperfs_target_follows_sprays_rule(self):
+        argv = loads.Load("httperf", "http://[::1]:9", path="/p").command(100, 3, "t")
+        self.assertEqual(argv[argv.index("--url") + 1], "http://[::1]:9")
+        with self.assertRaises(ValueError):  # spray speaks plain HTTP alone
+            loads.Load("httperf", "https://127.0.0.1:9", path="/p").command(100, 3, "t")
         self.assertIn("--json", argv)
 
     def test_spray_summary_is_a_row(self):
