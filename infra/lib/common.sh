@@ -9,9 +9,19 @@ PG_BIN=/usr/lib/postgresql/15/bin
 LAB_PKGS=(build-essential meson ninja-build pkg-config libh2o-evloop-dev libssl-dev zlib1g-dev
           libuv1-dev libpq-dev libhiredis-dev libjansson-dev libcrypt-dev check
           postgresql-15 postgresql-client-15 redis-server curl ca-certificates)
+# What the tools of loadscripts/ (steps, flip, spray, case, plot, soak, bench) run and import beyond
+# LAB_PKGS: `infra/lab up` installs these too, so the tools work after `up` alone. The load
+# generators (wrk, ab, hey, httperf, Locust), matplotlib for the PNGs, jinja2 and markdown for
+# report.html (htmlreport.py), prometheus_client's parser for /metrics (services/metrics.py),
+# psutil for process trees and their CPU (services/procs.py, tiers.py). procps: spray reads
+# net.ipv4.tcp_abort_on_overflow and the like with sysctl, and procps is "important", not
+# "required", so a minimal root (debootstrap minbase, a container image) lacks it. openssl: flip
+# --tls runs openssl s_time (said here, not left to ca-certificates' dependency on it).
 # shellcheck disable=SC2034  # used by infra/lab
-TEST_PKGS=(python3 wrk nginx-light apache2-utils curl)
-TEST_PKGS+=(python3-locust python3-matplotlib hey httperf)  # loadscripts tests (Locust, plot, hey, httperf)
+TOOL_PKGS=(python3 python3-psutil python3-prometheus-client python3-jinja2 python3-markdown
+           python3-matplotlib python3-locust wrk apache2-utils hey httperf procps openssl)
+# shellcheck disable=SC2034  # used by infra/lab
+TEST_PKGS=("${TOOL_PKGS[@]}" nginx-light curl)
 TEST_PKGS+=(jmeter jmeter-http groovy)  # the JMeter plan run for real (loadscripts/jmeter/run)
 TEST_PKGS+=(haproxy iproute2 docker-compose nodejs systemd)  # infra tests (+ npm: see infra/lab test)
 TEST_PKGS+=(clang-14 libclang-rt-14-dev)  # libFuzzer targets (tests/fuzz, build-fuzz)
@@ -22,19 +32,8 @@ TEST_PKGS+=(clang-14 libclang-rt-14-dev)  # libFuzzer targets (tests/fuzz, build
 CONTAINER_PKGS=(podman podman-compose runc netavark aardvark-dns iptables debootstrap curl)
 TEST_PKGS+=("${CONTAINER_PKGS[@]}")
 TEST_PKGS+=(valgrind strace)  # bench --suite cost (tests/integration/tooling/test_cost.py)
-# loadscripts/spray (and test_spray) read net.ipv4.tcp_abort_on_overflow and the like with sysctl:
-# procps is "important", not "required", so a minimal root (debootstrap minbase, a container image)
-# lacks it, and nothing in these lists Depends on it.
-TEST_PKGS+=(procps)
-# test_tls and loadscripts/flip --tls run openssl (req, s_client, s_time): said here, not left to
-# ca-certificates' dependency on it.
-TEST_PKGS+=(openssl)
-# report.html of steps, spray, flip, bench and case (loadscripts/sutlab_lab/htmlreport.py: a jinja2 template,
-# Markdown tables through python3-markdown) and its test in headless Chromium (test_report.py)
-TEST_PKGS+=(python3-jinja2 python3-markdown chromium)
-# sutlab's /metrics read by prometheus_client's parser (loadscripts/sutlab_lab/services/metrics.py), process
-# trees, their CPU, threads and memory by psutil (services/procs.py, tiers.py, soak)
-TEST_PKGS+=(python3-prometheus-client python3-psutil)
+# report.html's test in headless Chromium (test_report.py)
+TEST_PKGS+=(chromium)
 # the tree's structure rules (tests/tools/structure.py) read the tracked files from git ls-files: a
 # checkout has git, but a copy of the tree made otherwise would not
 TEST_PKGS+=(git)
@@ -69,26 +68,29 @@ CONTAINER_CMDS=(podman:podman podman-compose:podman-compose conmon:podman runc:r
                 /usr/lib/podman/netavark:netavark /usr/lib/podman/aardvark-dns:aardvark-dns
                 iptables:iptables ip6tables:iptables
                 debootstrap:debootstrap wget:debootstrap curl:curl)
-# What infra/lab test and the tests run (with LAB_CMDS and CONTAINER_CMDS): the packages of
+# What the tools of loadscripts/ run: the packages of LAB_PKGS and TOOL_PKGS bring them.
+# shellcheck disable=SC2034  # used by infra/lab and infra/lib/freshroot.sh
+TOOL_CMDS=(/usr/bin/python3:python3 wrk:wrk ab:apache2-utils hey:hey httperf:httperf
+           /usr/bin/locust:python3-locust sysctl:procps openssl:openssl)
+# What infra/lab test and the tests run (with LAB_CMDS, TOOL_CMDS and CONTAINER_CMDS): the packages of
 # LAB_PKGS and TEST_PKGS (and npm) bring them.
 # shellcheck disable=SC2034  # used by infra/lab and infra/lib/freshroot.sh
-TEST_CMDS=(/usr/bin/python3:python3 clang-14:clang-14
-           wrk:wrk ab:apache2-utils hey:hey httperf:httperf /usr/bin/locust:python3-locust
+TEST_CMDS=(clang-14:clang-14
            jmeter:jmeter java:jmeter /usr/share/java/bsh.jar:jmeter /usr/share/java/groovy-all.jar:groovy
            nginx:nginx-light /usr/sbin/nginx:nginx-light haproxy:haproxy
            "$PG_BIN/pgbench:postgresql-15" "$PG_BIN/pg_isready:postgresql-client-15" psql:postgresql-client-15
-           redis-benchmark:redis-server redis-cli:redis-server curl:curl openssl:openssl
+           redis-benchmark:redis-server redis-cli:redis-server curl:curl
            valgrind:valgrind callgrind_control:valgrind strace:strace
-           ip:iproute2 tc:iproute2 ss:iproute2 sysctl:procps
+           ip:iproute2 tc:iproute2 ss:iproute2
            node:nodejs npm:npm docker-compose:docker-compose systemd-analyze:systemd readelf:build-essential
            /usr/bin/chromium:chromium git:git
            prometheus:prometheus promtool:prometheus prometheus-node-exporter:prometheus-node-exporter
            prometheus-postgres-exporter:prometheus-postgres-exporter
            prometheus-redis-exporter:prometheus-redis-exporter)
-# The Python modules the tests and loadscripts import beyond the standard library (and the parts of
-# it Debian builds as C extensions), as MODULE:PKG, for /usr/bin/python3.
+# The Python modules loadscripts/ imports beyond the standard library (and the parts of it Debian
+# builds as C extensions), as MODULE:PKG, for /usr/bin/python3; the tests import nothing more.
 # shellcheck disable=SC2034  # used by infra/lab and infra/lib/freshroot.sh
-TEST_PY_MODULES=(locust:python3-locust locust.contrib.fasthttp:python3-locust gevent:python3-locust
+TOOL_PY_MODULES=(locust:python3-locust locust.contrib.fasthttp:python3-locust gevent:python3-locust
                  matplotlib.pyplot:python3-matplotlib ssl:python3 ctypes:python3 crypt:python3
                  xml.etree.ElementTree:python3 jinja2:python3-jinja2 markupsafe:python3-jinja2
                  markdown:python3-markdown prometheus_client.parser:python3-prometheus-client

@@ -14,8 +14,8 @@
 #     only in that namespace, so removing the root never reaches through one of them.
 #
 # Stages: packages (the project's own install functions, as `infra/lab up`, `up --containers` and
-# `test` call them, then every command of LAB_CMDS, LAB_OPTION_CMDS, CONTAINER_CMDS, TEST_CMDS and
-# every module of TEST_PY_MODULES checked, then tests/integration/infra/test_pkglists.py), up (`infra/lab
+# `test` call them, then every command of LAB_CMDS, TOOL_CMDS, LAB_OPTION_CMDS, CONTAINER_CMDS, TEST_CMDS and
+# every module of TOOL_PY_MODULES checked, then tests/integration/infra/test_pkglists.py), up (`infra/lab
 # up` and `up --tls` on free ports, every URL they print fetched, status, down), test (`.ci/run`).
 # Sourced by infra/lab after common.sh; uses its ROOT. Nothing here runs on its own.
 
@@ -265,9 +265,11 @@ part() {  # part NAME MISSING: report each missing line
   fi
 }
 t=$SECONDS
-ensure_pkgs "${LAB_PKGS[@]}" 3>&-
-report "  installed LAB_PKGS (infra/lab up): $((SECONDS - t)) s"
+ensure_pkgs "${LAB_PKGS[@]}" "${TOOL_PKGS[@]}" 3>&-
+report "  installed LAB_PKGS TOOL_PKGS (infra/lab up): $((SECONDS - t)) s"
 part lab "$(missing_cmds lab "${LAB_CMDS[@]}")"
+part tools "$(missing_cmds tools "${TOOL_CMDS[@]}")"
+part tools "$(missing_py_modules tools import "${TOOL_PY_MODULES[@]}")"
 t=$SECONDS
 mapfile -t opt < <(for e in "${LAB_OPTION_CMDS[@]}"; do printf "%s\n" "${e##*:}"; done | sort -u)
 ensure_pkgs "${opt[@]}" 3>&-
@@ -282,7 +284,6 @@ mapfile -t npm_pkg < <(npm_pkgs)
 ensure_pkgs "${LAB_PKGS[@]}" "${TEST_PKGS[@]}" "${npm_pkg[@]}" 3>&-
 report "  installed TEST_PKGS ${npm_pkg[*]} (infra/lab test): $((SECONDS - t)) s"
 part test "$(missing_cmds test "${TEST_CMDS[@]}")"
-part test "$(missing_py_modules test import "${TEST_PY_MODULES[@]}")"
 report "  $(dpkg-query -W -f="\${Status}\n" | grep -c " installed$") packages installed in the root"
 if [ -f tests/integration/infra/test_pkglists.py ]; then
   if /usr/bin/python3 tests/integration/infra/test_pkglists.py 3>&- >/tmp/test_pkglists.out 2>&1; then

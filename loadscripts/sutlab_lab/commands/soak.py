@@ -48,7 +48,7 @@ def parse_duration(text):
     return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
 
 
-def parse_args():
+def parse_args(argv):
     ap = Parser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     port = os.environ.get("SUTLAB_LAB_PORT", "8080")
@@ -63,7 +63,7 @@ def parse_args():
                     help="fixture users to log in as: 10 tiny, 1000 small ... (default 10)")
     ap.add_argument("--interval", type=float, default=10, help="seconds between samples (default 10)")
     ap.add_argument("--out", help="output directory (default var/soak/<date-time>)")
-    return ap.parse_args()
+    return ap.parse_args(argv)
 
 
 def proc_sample(pid):
@@ -165,8 +165,8 @@ def summary(out, prefix, samples):
     return agg["errors"] if agg is not None else None
 
 
-def main():
-    args = parse_args()
+def main(argv):
+    args = parse_args(argv)
     var = os.environ.get("SUTLAB_LAB_VAR", os.path.join(REPO, "var"))
     pid = args.pid or procs.read_pidfile(os.path.join(var, "sutlab.pid"))
     if pid is None or not psutil.pid_exists(pid):

@@ -6,9 +6,11 @@ Packages are installed with --no-install-recommends (ensure_pkgs): a program tha
 brings is missing on a fresh machine. That is how `infra/lab test` failed on one: netavark
 runs iptables, which nothing installed. So:
 
-- every CMD:PKG entry of LAB_CMDS, LAB_OPTION_CMDS, CONTAINER_CMDS and TEST_CMDS (and MODULE:PKG of
-  TEST_PY_MODULES) names a package of its own part's list: LAB_PKGS; the packages infra/lab up's
+- every CMD:PKG entry of LAB_CMDS, TOOL_CMDS, LAB_OPTION_CMDS, CONTAINER_CMDS and TEST_CMDS (and
+  MODULE:PKG of TOOL_PY_MODULES) names a package of its own part's list: LAB_PKGS; LAB_PKGS +
+  TOOL_PKGS (what infra/lab up installs, for the tools of loadscripts/); the packages infra/lab up's
   options add; CONTAINER_PKGS; LAB_PKGS + TEST_PKGS + npm (what infra/lab test installs);
+- TEST_PKGS holds TOOL_PKGS: infra/lab test installs what up installs;
 - on this machine (infra/lab test installed them before the tests run), each program is there, and
   the package that owns its file (dpkg -S, through symbolic links and alternatives) is PKG or one
   that PKG hard-depends on (Depends, Pre-Depends, transitively), or an Essential one. The same for
@@ -38,8 +40,8 @@ LAB = os.path.join(ROOT, "infra", "lab")
 COMMON = os.path.join(ROOT, "infra", "lib", "common.sh")
 # root's PATH on Debian, without what a user's shell may put first (pyenv shims, ~/.local/bin)
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-LISTS = ("LAB_PKGS", "TEST_PKGS", "CONTAINER_PKGS", "LAB_CMDS", "LAB_OPTION_CMDS", "CONTAINER_CMDS",
-         "TEST_CMDS", "TEST_PY_MODULES")
+LISTS = ("LAB_PKGS", "TOOL_PKGS", "TEST_PKGS", "CONTAINER_PKGS", "LAB_CMDS", "TOOL_CMDS", "LAB_OPTION_CMDS",
+         "CONTAINER_CMDS", "TEST_CMDS", "TOOL_PY_MODULES")
 # Programs the code starts that no list needs: each is looked up first and skipped when absent.
 OPTIONAL = {
     "promtool": "test_core_metrics checks /metrics with it when Prometheus is installed",
@@ -152,13 +154,18 @@ class PackageLists(unittest.TestCase):
     def setUpClass(cls):
         cls.lists = common_lists()
         lab, test = set(cls.lists["LAB_PKGS"]), set(cls.lists["TEST_PKGS"])
+        tools = lab | set(cls.lists["TOOL_PKGS"])
         cls.parts = {  # list of CMD:PKG -> (part, the packages that part installs)
             "LAB_CMDS": ("lab", lab),
+            "TOOL_CMDS": ("tools", tools),
+            "TOOL_PY_MODULES": ("tools", tools),
             "LAB_OPTION_CMDS": ("lab (up's options)", option_pkgs()),
             "CONTAINER_CMDS": ("containers", set(cls.lists["CONTAINER_PKGS"])),
             "TEST_CMDS": ("test", lab | test | {"npm"}),
-            "TEST_PY_MODULES": ("test", lab | test | {"npm"}),
         }
+
+    def test_test_packages_hold_the_tools_packages(self):
+        self.assertEqual(sorted(set(self.lists["TOOL_PKGS"]) - set(self.lists["TEST_PKGS"])), [])
 
     def test_each_entry_names_a_package_of_its_part(self):
         wrong = []
@@ -176,7 +183,7 @@ class PackageLists(unittest.TestCase):
     def test_each_program_comes_from_its_package(self):
         dpkg = Dpkg()
         problems = []
-        for lst in ("LAB_CMDS", "LAB_OPTION_CMDS", "CONTAINER_CMDS", "TEST_CMDS"):
+        for lst in ("LAB_CMDS", "TOOL_CMDS", "LAB_OPTION_CMDS", "CONTAINER_CMDS", "TEST_CMDS"):
             for entry in self.lists[lst]:
                 name, pkg = split_entry(entry)
                 problems += self.check_owner(dpkg, lst, name, pkg, find(name))
@@ -185,14 +192,14 @@ class PackageLists(unittest.TestCase):
     def test_each_python_module_comes_from_its_package(self):
         dpkg = Dpkg()
         problems = []
-        for entry in self.lists["TEST_PY_MODULES"]:
+        for entry in self.lists["TOOL_PY_MODULES"]:
             module, pkg = split_entry(entry)
             p = subprocess.run(["/usr/bin/python3", "-c", "import sys, importlib; print(importlib.import_module(sys.argv[1]).__file__)",
                                 module], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={"PATH": PATH})
             if p.returncode != 0:
-                problems.append("TEST_PY_MODULES: %s does not import: %s" % (module, p.stderr.strip().splitlines()[-1:]))
+                problems.append("TOOL_PY_MODULES: %s does not import: %s" % (module, p.stderr.strip().splitlines()[-1:]))
                 continue
-            problems += self.check_owner(dpkg, "TEST_PY_MODULES", module, pkg, p.stdout.strip())
+            problems += self.check_owner(dpkg, "TOOL_PY_MODULES", module, pkg, p.stdout.strip())
         self.assertEqual(problems, [], "\n".join(problems))
 
     def check_owner(self, dpkg, lst, name, pkg, path):
@@ -211,7 +218,7 @@ class PackageLists(unittest.TestCase):
                 "package, brings it): add %s to the part's package list" % (lst, name, path, owner, pkg, owner)]
 
     def test_every_program_the_python_code_runs_is_listed(self):
-        listed = {split_entry(e)[0] for lst in ("LAB_CMDS", "LAB_OPTION_CMDS", "CONTAINER_CMDS", "TEST_CMDS")
+        listed = {split_entry(e)[0] for lst in ("LAB_CMDS", "TOOL_CMDS", "LAB_OPTION_CMDS", "CONTAINER_CMDS", "TEST_CMDS")
                   for e in self.lists[lst]}
         listed |= {os.path.basename(n) for n in listed}
         dpkg = Dpkg()
@@ -227,12 +234,12 @@ class PackageLists(unittest.TestCase):
         self.assertEqual(unlisted, [], "programs in no list of infra/lib/common.sh:\n" + "\n".join(unlisted))
 
     def test_every_module_the_python_code_imports_is_listed(self):
-        listed = {split_entry(e)[0] for e in self.lists["TEST_PY_MODULES"]}
+        listed = {split_entry(e)[0] for e in self.lists["TOOL_PY_MODULES"]}
         listed |= {m.split(".")[0] for m in listed}
         unlisted = ["%s (imported by %s)" % (m, ", ".join(sorted(files)[:3]))
                     for m, files in sorted(modules_imported().items())
                     if m not in listed and m.split(".")[0] not in listed]
-        self.assertEqual(unlisted, [], "modules in no TEST_PY_MODULES entry of infra/lib/common.sh:\n" +
+        self.assertEqual(unlisted, [], "modules in no TOOL_PY_MODULES entry of infra/lib/common.sh:\n" +
                          "\n".join(unlisted))
 
 
