@@ -204,7 +204,7 @@ c_compose() {
   mkdir -p "$LOGDIR"
   printf '\n===== %s podman-compose -p %s %s\n' "$(date '+%F %T')" "$C_PROJECT" "$*" >> "$LOGDIR/containers-compose.log"
   SUTLAB_IMAGE=$C_IMAGE SUTLAB_REPLICAS=$C_N FRONT_ADDRESS=127.0.0.1 FRONT_PORT=$C_PORT \
-    SUTLAB_SEED_SIZE=${C_SIZE:-tiny} podman-compose -p "$C_PROJECT" "${files[@]}" "$@" \
+    SUTLAB_SEED_SIZE=${C_SIZE:-tiny} SUTLAB_FLAGS=${C_FLAGS:-} podman-compose -p "$C_PROJECT" "${files[@]}" "$@" \
     >> "$LOGDIR/containers-compose.log" 2>&1
 }
 
@@ -274,6 +274,29 @@ c_wait_backends() {
   done
 }
 
+# c_flags_string FLAGS...: FLAGS as one SUTLAB_FLAGS string, each word single-quoted: the compose file
+# hands it to every replica (command: serve ${SUTLAB_FLAGS}), split as a shell splits it.
+c_flags_string() {
+  local f out=''
+  for f in "$@"; do out+="${out:+ }'${f//\'/\'\"\'\"\'}'"; done
+  printf '%s\n' "$out"
+}
+
+# c_env_passed: NAME=VALUE of every SUTLAB_* variable of this environment that goes to every replica
+# as it is, so that any flag can come from SUTLAB_<NAME> with no list to keep: all but the lab's own
+# (SUTLAB_LAB_*), SUTLAB_FLAGS (passed as flags) and those the compose file itself sets for the sutlab
+# service (its wiring: the database and Redis URLs, the listen address, the workers). A variable that
+# names no flag is ignored by sutlab.
+c_env_passed() {
+  local own v
+  own=$(grep -oE '^ +SUTLAB_[A-Z0-9_]+:' "$C_COMPOSE" | tr -d ' :' | sort -u)
+  for v in $(compgen -e); do
+    case $v in SUTLAB_LAB_*|SUTLAB_FLAGS) continue ;; SUTLAB_*) ;; *) continue ;; esac
+    grep -qx "$v" <<<"$own" && continue
+    printf '%s=%s\n' "$v" "${!v}"
+  done
+}
+
 # c_up N SIZE FLAGS...: the whole stack, from images to seeded data and N backends in rotation.
 c_up() {
   local n=$1 size=$2 t0=$SECONDS t1 rc f i ctr
@@ -289,10 +312,13 @@ c_up() {
   mkdir -p "$C_DIR"
   # HAProxy's maxconn 20000 needs 40044 descriptors; where containers get fewer (the rlimit podman
   # can set: $C_NOFILE), -n lowers it to what fits (the command line wins over the global section).
+  C_FLAGS=$(c_flags_string "$@")
   {
-    printf '# written by infra/lab up --containers: the server flags after --, HAProxy sized to the rlimit\n'
-    printf 'services:\n  sutlab:\n    command:\n      - serve\n'
-    for f in "$@"; do printf '      - "%s"\n' "$(printf '%s' "$f" | sed 's/[\\"]/\\&/g')"; done
+    printf '# written by infra/lab up --containers: the SUTLAB_* of its environment, HAProxy sized to the rlimit\n'
+    printf 'services:\n  sutlab:\n    environment:\n'
+    c_env_passed | while IFS= read -r kv; do
+      printf '      %s: "%s"\n' "${kv%%=*}" "$(printf '%s' "${kv#*=}" | sed 's/[\\"]/\\&/g')"
+    done
     if [ "$C_NOFILE" -lt 40100 ]; then
       printf '  haproxy:\n    command: ["haproxy", "-W", "-db", "-n", "%s", "-f", "/usr/local/etc/haproxy/haproxy.cfg"]\n' \
         "$(( (C_NOFILE - 100) / 2 ))"
@@ -376,6 +402,23 @@ c_logs() {
     exec podman logs -f -n --tail 20 "${names[@]}"
   fi
   podman logs -n --tail 20 "${names[@]}"
+}
+
+# c_reseed SIZE: the container lab's database reseeded to SIZE, replacing its data (sutlab db migrate
+# and db seed --force run in a running sutlab container, which has the database's URL), then its
+# Redis flushed: the replicas keep running, and the next listing reads the new rows.
+c_reseed() {
+  local ctr
+  c_load || die "no container lab is up (infra/lab up --containers)"
+  c_engine_present || die "podman is not installed"
+  c_use_conf
+  ctr=$(podman ps --filter "label=io.podman.compose.project=$C_PROJECT" --filter status=running \
+        --format '{{.Names}}' 2>/dev/null | grep -E "_sutlab_[0-9]+\$" | sort | head -n 1)
+  [ -n "$ctr" ] || die "no sutlab container of $C_PROJECT is running (infra/lab up --containers)"
+  step "seeding ($1) from $ctr, replacing the current data"
+  podman exec "$ctr" sutlab db migrate || die "sutlab db migrate failed in $ctr"
+  podman exec "$ctr" sutlab db seed --size "$1" --force || die "sutlab db seed failed in $ctr"
+  podman exec "$(c_name redis)" redis-cli flushall >/dev/null 2>&1 && say "(Redis cache flushed)"
 }
 
 # c_up_count: how many sutlab servers HAProxy sees UP.

@@ -23,7 +23,7 @@
 #                 nginx's worker_processes auto)
 
 T_DIR='' T_LOGPFX='' T_NS='' T_CHECK_NS='' T_BIN='' T_N=0 T_LB=none T_FRONT_HOST='' T_FRONT_PORT='' T_BACK_PORT=''
-T_DB_URL='' T_REDIS_URL='' T_PROMEX='' T_LB_CPUS=''
+T_DB_URL='' T_REDIS_URL='' T_PROMEX='' T_LB_CPUS='' T_FRONT_ALSO=''
 
 # Path of the HAProxy statistics page on the front (";csv" appended gives CSV).
 LB_STATS_URI=/_lb/haproxy
@@ -35,6 +35,7 @@ tier_conf_write() {
       "$T_LOGPFX" "$T_NS" "$T_CHECK_NS" "$T_BIN" "$T_N" "$T_LB"
     printf 'FRONT_HOST=%s\nFRONT_PORT=%s\nBACK_PORT=%s\nDB_URL=%s\nREDIS_URL=%s\nPROMEX=%s\nLB_CPUS=%s\n' \
       "$T_FRONT_HOST" "$T_FRONT_PORT" "$T_BACK_PORT" "$T_DB_URL" "$T_REDIS_URL" "$T_PROMEX" "$T_LB_CPUS"
+    printf 'FRONT_ALSO=%s\n' "$T_FRONT_ALSO"
   } > "$T_DIR/tier.conf"
 }
 
@@ -42,14 +43,14 @@ tier_conf_write() {
 tier_load() {
   local k v
   T_DIR=$1
-  T_PROMEX='' T_LB_CPUS=''
+  T_PROMEX='' T_LB_CPUS='' T_FRONT_ALSO=''
   [ -f "$T_DIR/tier.conf" ] || return 1
   while IFS='=' read -r k v; do
     case $k in
       LOGPFX) T_LOGPFX=$v ;; NS) T_NS=$v ;; CHECK_NS) T_CHECK_NS=$v ;; BIN) T_BIN=$v ;;
       N) T_N=$v ;; LB) T_LB=$v ;; FRONT_HOST) T_FRONT_HOST=$v ;; FRONT_PORT) T_FRONT_PORT=$v ;;
       BACK_PORT) T_BACK_PORT=$v ;; DB_URL) T_DB_URL=$v ;; REDIS_URL) T_REDIS_URL=$v ;; PROMEX) T_PROMEX=$v ;;
-      LB_CPUS) T_LB_CPUS=$v ;;
+      LB_CPUS) T_LB_CPUS=$v ;; FRONT_ALSO) T_FRONT_ALSO=$v ;;
     esac
   done < "$T_DIR/tier.conf"
   case $T_N in ''|*[!0-9]*) T_N=0 ;; esac
@@ -65,6 +66,10 @@ tier_check_run() {
 }
 
 tier_front() { printf '%s:%s\n' "$T_FRONT_HOST" "$T_FRONT_PORT"; }
+
+# tier_front_also: the second HOST:PORT the front listens on (infra/lab up --listen ADDR), or
+# nothing. The lab's own checks and tools keep to tier_front (loopback).
+tier_front_also() { [ -z "$T_FRONT_ALSO" ] || printf '%s:%s\n' "$T_FRONT_ALSO" "$T_FRONT_PORT"; }
 
 # tier_listen I: the HOST:PORT instance I listens on.
 tier_listen() {
@@ -241,7 +246,7 @@ defaults
     option redispatch 1
 
 frontend sutlab
-    bind $(tier_front)
+    bind $(tier_front)$([ -z "$T_FRONT_ALSO" ] || printf '\n    bind %s' "$(tier_front_also)")
     default_backend sutlab
     # statistics (the backends as HAProxy sees them): $LB_STATS_URI, CSV: $LB_STATS_URI;csv
     stats enable
@@ -323,7 +328,7 @@ EOF
     }
 
     server {
-        listen $(tier_front) backlog=1024;
+        listen $(tier_front) backlog=1024;$([ -z "$T_FRONT_ALSO" ] || printf '\n        listen %s backlog=1024;' "$(tier_front_also)")
 
         location / {
             proxy_pass http://sutlab;

@@ -81,8 +81,8 @@ class Lab:
                         SUTLAB_LAB_CONTAINER_PORT=str(self.port), SUTLAB_LAB_PROM_PORT=str(self.prom))
         self.conf = os.path.join(self.var, "containers", "containers.conf")
 
-    def run(self, *args, timeout=180, check=True):
-        proc = subprocess.run(["bash", LAB] + list(args), env=self.env, cwd=ROOT, stdin=subprocess.DEVNULL,
+    def run(self, *args, timeout=180, check=True, env=None):
+        proc = subprocess.run(["bash", LAB] + list(args), env=dict(self.env, **(env or {})), cwd=ROOT, stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
         if check and proc.returncode != 0:
             raise AssertionError("infra/lab %s exited %d:\n%s" % (" ".join(args), proc.returncode, proc.stdout[-5000:]))
@@ -169,8 +169,9 @@ class ContainerLab(unittest.TestCase):
         _EMERGENCY.append(cls.lab.destroy)
         t0 = time.monotonic()
         try:
-            cls.up = cls.lab.run("up", "--containers", "--instances", str(N), "--monitoring", "--", "--redis-cache",
-                                 timeout=UP_TIMEOUT)
+            # a flag from the environment (SUTLAB_<NAME>) and one after -- (through SUTLAB_FLAGS)
+            cls.up = cls.lab.run("up", "--containers", "--instances", str(N), "--monitoring", "--",
+                                 "--count-pagination", timeout=UP_TIMEOUT, env={"SUTLAB_REDIS_CACHE": "on"})
         except BaseException:
             cls.lab.destroy()
             raise
@@ -313,6 +314,7 @@ class ContainerLab(unittest.TestCase):
         self.assertIsNotNone(m, out)
         self.assertLess(int(m.group(1)), 150, "the runtime image should carry no compilers")
         self.assertIn("--redis-cache=on", out)
+        self.check_flags_in_every_replica()
         seen = set()
         for _ in range(8):
             status, headers, body = self.get("/health_check")
@@ -340,6 +342,17 @@ class ContainerLab(unittest.TestCase):
             self.assertRegex(status, r"%s\s+Up .*\(healthy\)" % re.escape(self.lab.name("sutlab", i)))
         logs = self.lab.run("logs").stdout
         self.assertIn("serving http://0.0.0.0:8080", logs)
+
+    def check_flags_in_every_replica(self):
+        """SUTLAB_REDIS_CACHE=on from up's environment and --count-pagination after -- reached each
+        replica: its own /metrics, at its own address, says so."""
+        for i in range(1, N + 1):
+            status, _, body = http_req(self.lab.ip("sutlab", i), 8080, "GET", "/metrics")
+            self.assertEqual(status, 200)
+            info = [line for line in body.decode().splitlines() if line.startswith("sutlab_build_info")]
+            self.assertEqual(len(info), 1, body[:500])
+            self.assertIn("--redis-cache=on", info[0], "replica %d" % i)
+            self.assertIn("--count-pagination=on", info[0], "replica %d" % i)
 
     # -- the drills, under load
 
@@ -467,6 +480,16 @@ class ContainerLab(unittest.TestCase):
         self.assertTrue(port_is_free(self.lab.prom))
         self.assertFalse(os.path.exists(os.path.join(mon, "podman.sock")))
         self.assertTrue(os.path.isdir(os.path.join(mon, "data", "wal")))
+
+    def test_8_reseed(self):
+        """infra/lab seed SIZE --containers: small, then back to tiny, read through the front."""
+        for size, articles in (("small", 10000), ("tiny", 50)):
+            out = self.lab.run("seed", size, "--containers", timeout=600).stdout
+            self.assertIn("seeded: %s (the container lab)" % size, out)
+            self.assertEqual(self.lab.psql("SELECT count(*) FROM articles"), str(articles))
+            status, _, body = self.get("/api/articles?limit=1")
+            self.assertEqual(status, 200, body)
+            self.assertEqual(len(json.loads(body)["articles"]), 1)
 
 
 if __name__ == "__main__":
