@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Integration tests: the scaled labs of infra/lab and the offline validation of infra/deploy.
 
+- The single-server lab's `up --listen ADDR` (an address besides loopback, kept by restart, gone
+  with the next plain up) and `up --admin` (a 0600 token, the admin listener on loopback only).
 - HAProxy and nginx fronts with 2 sutlab instances (`infra/lab up --instances 2 --lb ...`): requests
   reach both (X-Sutlab-Backend and each backend's own http_requests_total), `status` shows each
   backend's /readyz, one stopped instance leaves the front answering 200 (HAProxy's /readyz health
@@ -225,7 +227,9 @@ class LoadBalancers(unittest.TestCase):
         self.assertEqual(sanitizer_lines(os.path.join(self.var, "log")), [])
 
     def test_haproxy_two_instances(self):
-        self.start_lab("haproxy")
+        out = self.start_lab("haproxy", "--listen", "127.0.0.2")
+        self.assertIn("sutlab x 2 behind haproxy: http://127.0.0.2:%d" % self.front, out)
+        self.assertEqual(http_get(self.front, "/health_check", host="127.0.0.2")[0], 200)  # the front's second bind
         self.check_both_backends_serve({"s1", "s2"})
         self.check_status_lists_backends(extra="haproxy: UP")
         # HAProxy's own view
@@ -302,6 +306,72 @@ class LoadBalancers(unittest.TestCase):
         self.assertGreater(float(row["cpu_lb_pct"]), 1.0, row)  # nginx proxied the step's requests
         self.assertGreater(float(row["rps"]), 50, row)
         self.finish()
+
+
+# ---- the single-server lab: where it listens, its admin listener -----------------------------------
+
+
+class PlainLab(unittest.TestCase):
+    """`infra/lab up --listen ADDR --admin` against the harness's PostgreSQL and Redis. 127.0.0.2 is
+    an address of this machine other than 127.0.0.1 (all of 127/8 is loopback on Linux): what
+    answers there, the --listen listener answers."""
+
+    ALSO = "127.0.0.2"
+
+    def setUp(self):
+        need_tools(self, "curl")
+        self.port, self.admin = free_port(), free_port()
+        self.var = tempfile.mkdtemp(prefix="sutlab-infra-plain-")
+        self.env = lab_env(SUTLAB_LAB_VAR=self.var, SUTLAB_LAB_PORT=self.port, SUTLAB_LAB_ADMIN_PORT=self.admin,
+                           SUTLAB_LAB_DB_URL=fresh_database(self),
+                           SUTLAB_LAB_REDIS_URL=os.environ.get("SUTLAB_TEST_REDIS_URL", "redis://127.0.0.1:1"))
+
+        def cleanup():
+            lab(self.env, "down", check=False, timeout=60)
+            shutil.rmtree(self.var, ignore_errors=True)
+        _EMERGENCY.append(cleanup)
+        self.addCleanup(_EMERGENCY.remove, cleanup)
+        self.addCleanup(cleanup)
+
+    def answers(self, host, port):
+        try:
+            return http_get(port, "/health_check", host=host, timeout=2)[0] == 200
+        except OSError:
+            return False
+
+    def test_listen_and_admin(self):
+        out = lab(self.env, "up", "--listen", self.ALSO, "--admin", "--", "--workers", "1").stdout
+        self.assertIn("sutlab is up: http://%s:%d" % (self.ALSO, self.port), out)
+        self.assertIn("the admin listener, PostgreSQL and Redis stay on 127.0.0.1", out)
+        self.assertTrue(self.answers(self.ALSO, self.port))
+        self.assertTrue(self.answers("127.0.0.1", self.port))   # the lab's own checks and tools
+        self.check_admin()
+        lab(self.env, "restart")                                 # restart keeps both
+        self.assertTrue(self.answers(self.ALSO, self.port))
+        self.check_admin()
+        lab(self.env, "up")                                      # up without --listen: loopback only
+        self.assertFalse(self.answers(self.ALSO, self.port))
+        self.assertTrue(self.answers("127.0.0.1", self.port))
+
+    def check_admin(self):
+        token_file = os.path.join(self.var, "admin.token")
+        self.assertEqual(os.stat(token_file).st_mode & 0o777, 0o600)
+        with open(token_file) as f:
+            token = f.read().strip()
+        self.assertRegex(token, r"^[0-9a-f]{64}$")
+        status, _, body = http_get(self.admin, "/admin", {"Authorization": "Bearer " + token})
+        self.assertEqual(status, 200, body)
+        self.assertIn("count-pagination", json.loads(body)["flags"])
+        self.assertFalse(self.answers(self.ALSO, self.admin), "the admin listener left loopback")
+
+    def test_bad_listen_and_admin_combinations_are_one_line(self):
+        for args, says in ((("--listen", "example.com"), "--listen takes an IP address"),
+                           (("--listen", "0.0.0.0", "--netns"), "--listen is for the lab on this machine"),
+                           (("--admin", "--instances", "2"), "--admin is for the single-server lab")):
+            p = lab(self.env, "up", *args, check=False)
+            self.assertEqual(p.returncode, 2, p.stdout)
+            self.assertEqual(len(p.stdout.strip().splitlines()), 1, p.stdout)
+            self.assertIn(says, p.stdout)
 
 
 # ---- network namespaces --------------------------------------------------------------------------
