@@ -16,7 +16,9 @@
 # Stages: packages (the project's own install functions, as `infra/lab up`, `up --containers` and
 # `test` call them, then every command of LAB_CMDS, TOOL_CMDS, LAB_OPTION_CMDS, CONTAINER_CMDS, TEST_CMDS and
 # every module of TOOL_PY_MODULES checked, then tests/integration/infra/test_pkglists.py), up (`infra/lab
-# up` and `up --tls` on free ports, every URL they print fetched, status, down), test (`.ci/run`).
+# up` and `up --tls` on free ports, every URL they print fetched, status, down; then the commands of
+# the first screen of README.md as tests/integration/infra/test_readme.py runs them, and `loadscripts/case
+# count-pagination --duration 3` after up), test (`.ci/run`).
 # Sourced by infra/lab after common.sh; uses its ROOT. Nothing here runs on its own.
 
 FR_RELEASE=bookworm
@@ -344,6 +346,28 @@ fi
 for p in "$SUTLAB_LAB_PORT" "$SUTLAB_LAB_TLS_PORT" "$SUTLAB_LAB_PG_PORT" "$SUTLAB_LAB_REDIS_PORT"; do
   if port_in_use "$p"; then report "  port $p still answers after down  FAILED"; fails=$((fails + 1)); fi
 done
+# the commands of the first screen of README.md, read from it and run in order on a lab of their own
+t=$SECONDS
+if SUTLAB_BIN=$PWD/build/sutlab /usr/bin/python3 tests/integration/infra/test_readme.py -v 3>&- > /tmp/readme.out 2>&1; then
+  cat /tmp/readme.out; grep "^\$ " /tmp/readme.out | while IFS= read -r l; do report "  readme | $l"; done
+  report "  the README first screen: ok ($((SECONDS - t)) s)"
+else
+  cat /tmp/readme.out; tail -n 15 /tmp/readme.out | while IFS= read -r l; do report "  | $l"; done
+  report "  the README first screen FAILED"; fails=$((fails + 1))
+fi
+# a case, as a user runs it after up: its tables and its verdict line (exit 1 is a verdict: partly
+# or not reproduced; what fails here is a case that did not run to its verdict)
+t=$SECONDS
+bash infra/lab up 3>&- > /tmp/up2.out 2>&1 || { cat /tmp/up2.out; report "  infra/lab up (for the case) FAILED"; fails=$((fails + 1)); }
+loadscripts/case count-pagination --duration 3 3>&- > /tmp/case.out 2>&1 || true
+cat /tmp/case.out
+if v=$(grep -m1 "^verdict: " /tmp/case.out); then
+  report "  loadscripts/case count-pagination --duration 3: ran to its tables ($((SECONDS - t)) s): ${v:0:100}"
+else
+  tail -n 15 /tmp/case.out | while IFS= read -r l; do report "  | $l"; done
+  report "  loadscripts/case count-pagination --duration 3 FAILED (no verdict line)"; fails=$((fails + 1))
+fi
+bash infra/lab down 3>&- > /dev/null 2>&1 || true
 [ "$fails" = 0 ]
 '
 
