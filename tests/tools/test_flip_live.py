@@ -2,12 +2,17 @@
 scrape of /metrics as one point, the latency quantiles interpolated within a bucket, and a half's
 figures (a stretch of the scrapes)."""
 
+import os
+import shutil
+import tempfile
 import unittest
+from unittest import mock
 
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
 from sutlab_lab.services import metrics  # noqa: E402,I100
 from sutlab_lab.errors import RunError  # noqa: E402
 from sutlab_lab.engine import live  # noqa: E402
+from sutlab_lab.commands import flip  # noqa: E402
 
 TEXT = """# TYPE http_requests_total counter
 http_requests_total{route="/stores",method="GET",code="200"} %(ok)d
@@ -60,6 +65,31 @@ class Live(unittest.TestCase):
         self.assertAlmostEqual(h["cpu_us_req"], 5000.0)
         with self.assertRaises(RunError):
             live.stretch(pts, 5.0, 9.0)
+
+
+
+class LabAdmin(unittest.TestCase):
+    """flip --live finds the lab's admin listener in the flags infra/lab up saved, one word a line."""
+
+    def found(self, text):
+        var = tempfile.mkdtemp(prefix="sutlab-flip-admin-")
+        self.addCleanup(shutil.rmtree, var, ignore_errors=True)
+        if text is not None:
+            with open(os.path.join(var, "sutlab.flags"), "w") as f:
+                f.write(text)
+        with mock.patch.dict(os.environ, {"SUTLAB_LAB_VAR": var}):
+            return flip.lab_admin()
+
+    def test_up_admin_flags(self):
+        self.assertEqual(self.found("--workers\n1\n--admin-listen\n127.0.0.1:9000\n--admin-token-file\n/x/admin.token\n"),
+                         ("http://127.0.0.1:9000", "/x/admin.token"))
+
+    def test_the_equals_forms_and_a_bare_port(self):
+        self.assertEqual(self.found("--admin-listen=:9100\n--admin-token-file=/t\n"), ("http://127.0.0.1:9100", "/t"))
+
+    def test_no_admin_listener_no_flags_file(self):
+        self.assertEqual(self.found("--workers\n1\n"), (None, None))
+        self.assertEqual(self.found(None), (None, None))
 
 
 if __name__ == "__main__":

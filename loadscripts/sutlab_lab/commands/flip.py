@@ -73,9 +73,9 @@ postmaster and every process under it) when its pid is known.
 (docs/admin-api.md) instead of a restart: one curve with the change marked (OUT/flip.png), and
 the table from the two halves, the new state's first --warmup seconds left out; the figures come
 from sutlab's /metrics, scraped every 0.5 s. With --spawn, flip gives the server an admin
-listener of its own; the lab (started with --admin-listen and a token) or --restart-cmd need
---admin-url and --admin-token-file (or $SUTLAB_ADMIN_TOKEN). Only the live flags (GET /admin)
-can; one round.
+listener of its own; the lab's is found in the flags `infra/lab up --admin` saved; with
+--restart-cmd, or a lab started otherwise, give --admin-url and --admin-token-file (or
+$SUTLAB_ADMIN_TOKEN). Only the live flags (GET /admin) can; one round.
 
 --fail-if EXPR (repeatable; sutlab_lab/thresholds.py) gates on the figures: `ratio>=1.5` (req/s on /
 off, the medians), or p50/p95/p99/mean/rps/errors/success of both arms, or of one with @on or
@@ -236,8 +236,12 @@ def check_args(p, args):
         p.error("--duration, --rounds, --connections and --threads must be positive")
     if args.live and (args.rounds != 1 or args.flag == "indexes" or args.tool == "s_time"):
         p.error("--live runs one round of wrk, Locust or spray on a live flag (not --rounds, indexes or s_time)")
+    if args.live and not args.spawn and not args.admin_url and not args.restart_cmd:
+        args.admin_url, token_file = lab_admin()
+        args.admin_token_file = args.admin_token_file or token_file
     if args.live and not args.spawn and not args.admin_url:
-        p.error("--live needs --admin-url (and a token) unless flip spawns the server")
+        p.error("--live needs --admin-url (and a token) unless flip spawns the server or the lab "
+                "has an admin listener (infra/lab up --admin)")
     if args.load_workers < 1:
         p.error("--load-workers wants 1 or more")
     if args.load_workers > 1 and args.tool not in ("wrk", "locust"):
@@ -283,6 +287,30 @@ def run_rounds(args, p, target, scenario):
         return r
 
     return engine.run_on(target, p.arms(), measure, args.rounds, args.duration)
+
+
+def lab_admin():
+    """(URL, token file) of the lab's admin listener, from the flags `infra/lab up` saved
+    (var/sutlab.flags: --admin-listen, --admin-token-file, as up --admin sets them); (None, None)
+    when the lab has none."""
+    path = os.path.join(os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var"), "sutlab.flags")
+    try:
+        with open(path) as f:
+            words = [w.strip() for w in f.read().splitlines()]
+    except OSError:
+        return None, None
+    found = {}
+    for i, w in enumerate(words):
+        for name in ("--admin-listen", "--admin-token-file"):
+            if w.startswith(name + "="):
+                found[name] = w[len(name) + 1:]
+            elif w == name and i + 1 < len(words):
+                found[name] = words[i + 1]
+    listen = found.get("--admin-listen")
+    if not listen:
+        return None, None
+    host, _, port = listen.rpartition(":")
+    return "http://%s:%s" % (host or "127.0.0.1", port), found.get("--admin-token-file")
 
 
 def live_admin(args):
