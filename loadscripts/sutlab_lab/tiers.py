@@ -11,8 +11,8 @@ step a Sampler reads, for each tier:
     whichever of them happened to run; for the balancer (lb), its CPU budget: nginx's worker
     processes or HAProxy's threads (lbcap.py; infra/lab up --lb-cpus gives it one a core); for
     the other server tiers, and a tool neither module knows, the most threads that ran at the same time (each at least ACTIVE_SHARE of a core over
-    one sampling interval). Either is capped by the cores its cpuset allows, and PostgreSQL's by
-    its CFS quota (dbcpu.py: a budget, possibly under a core). So a
+    one sampling interval). Either is capped by the cores its cpuset allows, and a server tier's by
+    its CFS quota (cpubudget.py: a case's scale model gives it one, possibly under a core). So a
     single-threaded Redis or ab saturates at one core, sutlab at its busy workers, PostgreSQL at
     its busy backends, and `taskset` pinning counts;
   - how busy it was against that capacity: its CPU time plus the time its threads were runnable
@@ -38,7 +38,7 @@ import os
 import threading
 import time
 
-from . import dbcpu, lbcap, loadcap
+from . import cpubudget, lbcap, loadcap
 from .services import procs
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -344,8 +344,8 @@ class Sampler:
         cores = allowed_cores(pids) if pids else self._allowed.get(tier) or allowed_cores(self.roots[tier])
         declared = {"load": self._load_declared, "lb": self._lb_declared}.get(tier)
         capacity = max(1, min(cores, declared if declared is not None else active))
-        if tier == "db" and self.roots[tier]:  # a CPU budget (dbcpu.py's CFS quota) caps it, under a core too
-            quota = dbcpu.quota_cores(self.roots[tier][0])
+        if tier != "load" and self.roots[tier]:  # a CPU budget (cpubudget.py's CFS quota) caps it, under a core too
+            quota = cpubudget.quota_cores(self.roots[tier][0])
             capacity = min(capacity, quota) if quota else capacity
         return {"cpu_s": cpu, "wait_s": wait, "writing_s": writing, "elapsed_s": elapsed,
                 "cores_used": cpu / elapsed if elapsed > 0 else 0.0,

@@ -2,7 +2,7 @@
 
 import os
 
-from .. import dbcpu, dbindex, routeshare
+from .. import cpubudget, dbindex, routeshare
 from ..errors import RunError
 from ..services import lab
 from . import checks as ck, texts
@@ -33,8 +33,8 @@ TIERS = ((("baseline", 32), "L169, L171"), (("two web", 32), "L221, L222"), (("d
 
 
 def run(ctx):
-    if ctx.netns or not dbcpu.available():
-        raise RunError("blog-scenario needs the single-box lab and a writable cgroup cpu controller (dbcpu.py)")
+    if ctx.netns or not cpubudget.available():
+        raise RunError("blog-scenario needs the single-box lab and a writable cgroup cpu controller (cpubudget.py)")
     before, runs, shown, up, dropped, secs = loadavg(), {}, {}, None, False, ctx.seconds(STEP_SECONDS)
     try:
         for name, count, opts, index, cores, users in STAGES:
@@ -48,7 +48,7 @@ def run(ctx):
                 ctx.run(dbindex.command("on" if index else "off", dbindex.USERS_BY_NAME), "the name index")
                 dropped = not index
             db = lab.roots(os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var"))["db"][0]
-            with dbcpu.budget(db, cores):
+            with cpubudget.budget({"db": [db]}, {"db": cores}):
                 runs[name] = ctx.steps(name, load("locust", users, secs, WARMUP) + [
                     "--scenario", "blog-writeup", "--locust-arg=--fixture-users=10000"])
             shown["%s, db %g core" % (name, cores)] = [dict(r, db_pct=100 * (cpu_share(r, "db") or 0))
