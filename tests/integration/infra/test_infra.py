@@ -398,9 +398,11 @@ class NetnsLab(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stdout)
 
     def check_rate_cap(self):
-        # uncapped: a 5 MB file in a fraction of a second
+        # uncapped: a 5 MB file faster than the cap below lets it (4 s at 10 mbit/s; a fraction of a
+        # second on loopback, printed): the one bound splits capped from not, whatever the machine
         fast = self.download_seconds()
-        self.assertLess(fast, 1.5)
+        print("5 MB uncapped: %.2f s" % fast)
+        self.assertLess(fast, 3.0)
         # capped at 10 mbit/s: 5 MB take 4 s
         out = lab(self.env, "up", "--netns", "--rate", "10mbit").stdout
         self.assertIn("capped at 10mbit", out)
