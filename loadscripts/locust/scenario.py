@@ -8,8 +8,9 @@ out after a session of 10-30 actions (then log in again as another random user).
         -u 50 -r 10 -t 2m --think-time 1-3 --fixture-users 1000 --csv var/locust/scenario
 
 Weights (out of 20): index 6, article 6, like+unlike 3, comment 2, post 1, profile 2, and every
-login running bcrypt on the server (--bcrypt-cost) are the lab's choices: the write-up names
-neither weights nor a password hash. Step load: add stepload.py last to -f.
+login running bcrypt on the server (at the fixture users' hash's cost, the seed's: sutlab db seed
+--bcrypt-cost, default 10) are the lab's choices: the write-up names neither weights nor a
+password hash. Step load: add stepload.py last to -f.
 """
 
 import os

@@ -8,7 +8,9 @@ With --csv PREFIX it writes
                       a span of seconds gets its own percentiles, not a median of the seconds';
   PREFIX_steps.csv    one row per user level (a step of the step shape), its first
                       --step-settle seconds left out: req/s, error %, p50/p95/p99 over the level;
-  PREFIX_flags.txt    the flags in force, from the target's /metrics sutlab_build_info.
+  PREFIX_flags.txt    the flags in force, from the target's /metrics sutlab_build_info;
+  PREFIX_workers.csv  in distributed mode, one row per worker: its id and the requests it reported
+                      (each worker's share of the load: loadscripts/steps --load-workers).
 In distributed mode the workers send their per-second bins to the master with their stats reports
 (every 3 s); the master writes the files. Imported (and so registered) by sutlab_locust.py.
 """
@@ -104,6 +106,7 @@ class Recorder:
         self.bins = {}        # second -> Bin, not yet written (local/master) or not yet sent (worker)
         self.users_at = {}    # second -> user count sampled then (local/master)
         self.levels = {}      # user count -> [Bin, seconds]
+        self.by_worker = Counter()  # worker id -> requests it reported (master)
         self.level = None     # (user count, first second at that count)
         self.last_written = None
         self.f = None
@@ -152,6 +155,7 @@ class Recorder:
 
     def on_worker_report(self, client_id=None, data=None, **_kw):
         for sec, (n, fail, total, mx, pairs) in (data or {}).get("sutlab_seconds", []):
+            self.by_worker[client_id] += n
             b = self.bins.get(sec)
             if b is None:
                 b = self.bins[sec] = Bin()
@@ -184,6 +188,7 @@ class Recorder:
             self.f.close()
             self.f = None
         self.write_steps()
+        self.write_workers()
         if self.late:
             log.warning("sutlab: %d requests reached the master after their second was written to "
                         "%s_seconds.csv and are missing there", self.late, self.prefix)
@@ -258,6 +263,15 @@ class Recorder:
                             _fmt(100.0 * b.fail / b.n if b.n else None, 3),
                             _fmt(p(50), 2), _fmt(p(95), 2), _fmt(p(99), 2),
                             _fmt(b.max if b.n else None, 2), _fmt(b.sum / b.n if b.n else None, 3)])
+
+    def write_workers(self):
+        if not self.prefix or not self.by_worker:
+            return
+        with open(self.prefix + "_workers.csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["worker", "requests"])
+            for worker, n in sorted(self.by_worker.items()):
+                w.writerow([worker, n])
 
 
 RECORDER = Recorder()

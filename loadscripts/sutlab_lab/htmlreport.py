@@ -14,6 +14,7 @@ import base64
 import html
 import os
 import platform
+import re
 import shlex
 import sys
 import time
@@ -25,6 +26,7 @@ from .services import metrics
 from .services import procs
 
 TEMPLATE = "report.html"
+LIST_ITEM = re.compile(r" {0,3}([-*+]|1\.) ")  # a list's first line that may follow a paragraph's (CommonMark)
 
 
 class Report:
@@ -98,7 +100,22 @@ def to_html(text):
     `p99<50ms` stays text, and no tag can come from a measured value."""
     import markdown
     from markupsafe import Markup  # jinja2's own: marks the converted HTML as safe to insert
-    return Markup(markdown.markdown(html.escape(text, quote=False), extensions=["tables"]))
+    return Markup(markdown.markdown(lists_apart(html.escape(text, quote=False)), extensions=["tables"]))
+
+
+def lists_apart(text):
+    """The Markdown with a blank line put before each list that starts right under a line of text
+    ("Chosen here:" then "- the load: ..."): the texts are written as CommonMark reads them, where a
+    list may follow a paragraph's line, and Python-Markdown would read such a list as more of the
+    paragraph. The lines of a list (its items and their continuation lines) are left together."""
+    out, in_list = [], False
+    for line in text.split("\n"):
+        item = LIST_ITEM.match(line)
+        if item and not in_list and out and out[-1].strip():
+            out.append("")
+        in_list = bool(item) or (in_list and bool(line.strip()))
+        out.append(line)
+    return "\n".join(out)
 
 
 def fixtures():

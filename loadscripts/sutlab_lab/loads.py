@@ -17,10 +17,13 @@ ms, and the errors by kind (parsers.py reads them). What each tool can tell:
 import json
 import os
 
-from . import loadargv, parsers, report, spray, stats
+from . import REPO, loadargv, parsers, report, spray, stats
+from .flip import load as flip_load
 
 TOOLS = ("ab", "hey", "wrk", "locust", "httperf")
 OPEN_MODEL = ("httperf",)  # levels are arrival rates, not concurrent clients
+LEVEL_UNITS = {"ab": "concurrent clients", "hey": "concurrent clients", "wrk": "connections", "locust": "users",
+               "httperf": "requests/s (arrivals a second)"}
 
 
 class Load:
@@ -40,6 +43,22 @@ class Load:
         self.script, self.locustfiles, self.tags = script, locustfiles, tags
         self.locust_args, self.out_dir, self.spray_args = list(locust_args), out_dir, list(spray_args)
         self.workers, self.cpus = workers, cpus
+
+    def describe(self, env=None):
+        """The tool and the request it sends, as flip names a load ("wrk -s loadscripts/wrk/
+        articles_index.lua: GET /api/articles?limit=20&offset=0"): a script's or a Locust tag's
+        request as flip's scenarios describe it (flip/load.py), else the path's GET; `env` the
+        tool's environment (default os.environ: WRK_HEADERS changes a script's request)."""
+        if self.tool == "locust":
+            return _locust_description(self.locustfiles, self.tags, self.locust_args)
+        env = (os.environ if env is None else env) if self.script else {}  # only a script reads WRK_*
+        what = flip_load.script_request(self.script, self.path, env)
+        if what is None and self.script and os.path.basename(self.script) != "plain.lua":
+            what = "the requests the script makes (URL path %s)" % self.path
+        elif what is None:  # one request, plain.lua's (its method WRK_METHOD) or the tool's GET
+            what = "%s %s" % (env.get("WRK_METHOD") or "GET", self.path)
+        tool = {"httperf": "spray (httperf)"}.get(self.tool, self.tool)
+        return "%s%s: %s" % (tool, " -s " + _shown(self.script) if self.script else "", what)
 
     def command(self, level, seconds, tag):
         """The argv that holds `level` (clients, or arrivals a second for httperf) for `seconds`,
@@ -76,6 +95,35 @@ class Load:
         r = {"ab": parsers.parse_ab, "hey": parsers.parse_hey, "wrk": parsers.parse_wrk}[self.tool](output)
         return {"rps": r["rps"], "mean": r.get("mean"), "p50": r.get("p50"), "p95": r.get("p95"), "p99": r.get("p99"),
                 "errors": r["error_kinds"]}
+
+
+def _shown(path):
+    """A file of the repository as its path from the top (loadscripts/wrk/x.lua), another as given."""
+    rel = os.path.relpath(os.path.abspath(path), REPO)
+    return path if rel.startswith("..") else rel
+
+
+def _locust_description(locustfiles, tags, args):
+    """Locust's load: each tag's request (flip/load.py's tag_request, its placeholders from the
+    locustfile's options in args), or the file's user scenario when no tag is given."""
+    files = ",".join(_shown(f) for f in locustfiles or ())
+    if not tags:
+        return "Locust -f %s: the requests of its users' scenario" % files
+    values = _option_values(args)
+    return "Locust --tags %s: %s" % (",".join(tags), "; ".join(flip_load.tag_request(t, values) or "task %s" % t
+                                                                for t in tags))
+
+
+def _option_values(args):
+    """{"echo_bytes": "512"} of the options on a command line (--echo-bytes=512 or --echo-bytes 512)."""
+    out = {}
+    for i, a in enumerate(args):
+        if a.startswith("--"):
+            name, eq, value = a[2:].partition("=")
+            if not eq and i + 1 < len(args) and not args[i + 1].startswith("--"):
+                value = args[i + 1]
+            out[name.replace("-", "_")] = value
+    return out
 
 
 SCALABLE = ("wrk", "hey", "locust")

@@ -63,9 +63,9 @@ def prometheus_url(setting, lab_var):
     return promseries.lab_prometheus(lab_var) if setting == "auto" else setting
 
 
-def prometheus_panel(page, out_dir, setting, lab_var, start, end):
-    """The series of [start, end] (time.time()) into prometheus.csv and .png, and onto the page.
-    True when they are there."""
+def prometheus_panel(page, out_dir, setting, lab_var, start, end, load=None):
+    """The series of [start, end] (time.time()) into prometheus.csv and .png, and onto the page;
+    load: what ran (the request the load tool sent), under the PNG's title. True when they are there."""
     url = prometheus_url(setting, lab_var)
     if not url:
         return False
@@ -81,7 +81,7 @@ def prometheus_panel(page, out_dir, setting, lab_var, start, end):
     png = os.path.join(out_dir, "prometheus.png")
     if series:
         try:
-            promseries.plot(series, png, "the run in Prometheus (%s)" % url)
+            promseries.plot(series, png, "the run in Prometheus (%s)" % url, [load] if load else [])
         except ImportError:
             pass
     if os.path.exists(png):
@@ -158,8 +158,9 @@ def write_csv(points, names, mark, path):
             w.writerow([round(t, 2), label] + ["" if cores[n] is None else round(100 * cores[n], 1) for n in names])
 
 
-def plot(points, names, path, title, xlabel):
-    """Each tier's CPU (% of one core) over the run, each run's start marked by its label."""
+def plot(points, names, path, title, xlabel, lines=()):
+    """Each tier's CPU (% of one core) over the run, each run's start marked by its label; lines:
+    more of the title (the load)."""
     from . import plots
     plt = plots._pyplot()
     size = (1000, 450)
@@ -180,14 +181,15 @@ def plot(points, names, path, title, xlabel):
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", fontsize="small")
-    plots._title(fig, size, title, [], 2)
+    plots._title(fig, size, title, list(lines), 3)
     return plots._save(fig, plt, path, size)
 
 
-def cpu_panel(page, out_dir, segments, mark="run", what="runs", unsampled=()):
+def cpu_panel(page, out_dir, segments, mark="run", what="runs", unsampled=(), load=None):
     """cpu.csv and cpu.png of the segments, onto the page; `unsampled`: lines saying what ran
-    without a sampler (a bench suite that counts instructions), put on the page as they are. The
-    tier names, [] when nothing was sampled."""
+    without a sampler (a bench suite that counts instructions), put on the page as they are; load:
+    what ran (the request the load tool sent), under the PNG's title. The tier names, [] when
+    nothing was sampled."""
     names, points = curve(segments)
     notes = list(unsampled)
     title = "%s (sampled every %g s; %s one after the other)" % (CPU_TITLE, tiers.SAMPLE_EVERY, what)
@@ -196,7 +198,7 @@ def cpu_panel(page, out_dir, segments, mark="run", what="runs", unsampled=()):
         png = os.path.join(out_dir, "cpu.png")
         try:
             plot(points, names, png, "CPU per tier over the run",
-                 "measured seconds: %s one after the other, each marked at its start" % what)
+                 "measured seconds: %s one after the other, each marked at its start" % what, [load] if load else [])
             page.add_image(title, png, panel="cpu")
         except ImportError:
             notes.append("no cpu.png: python3-matplotlib is not installed (the figures are in cpu.csv)")

@@ -47,10 +47,10 @@ def _save(fig, plt, path, size):
 
 
 def _title(fig, size, title, lines, most):
-    """The title, then `lines` wrapped to the width, `most` lines in all, and a top margin that
-    leaves them room."""
+    """The title, then `lines`, each wrapped to the width, `most` lines in all, and a top margin
+    that leaves them room."""
     chars = max(40, int(size[0] / 7.5))
-    text = [title]
+    text = textwrap.wrap(title, chars) or [title]
     for line in lines:
         text += textwrap.wrap(line, chars)
     text = "\n".join(text[:most])

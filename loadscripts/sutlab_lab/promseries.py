@@ -63,7 +63,8 @@ def write_csv(series, path):
                 w.writerow([panel, what, label, unit, round(t, 1), v])
 
 
-def plot(series, path, title):
+def plot(series, path, title, lines=()):
+    """Each panel's series over the run, one axis a panel; lines: more of the title (the load)."""
     from . import plots
     plt = plots._pyplot()
     panels = [p for p in ("web", "machine", "db", "cache", "balancer") if any(s[0] == p for s in series)]
@@ -78,5 +79,5 @@ def plot(series, path, title):
         ax.grid(True, alpha=0.3)
         ax.legend(loc="upper left", fontsize="x-small")
     axes[-1][0].set_xlabel("seconds since the run began")
-    plots._title(fig, size, title, [], 2)
+    plots._title(fig, size, title, list(lines), 3)
     return plots._save(fig, plt, path, size)

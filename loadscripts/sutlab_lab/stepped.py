@@ -293,9 +293,10 @@ def write_csv(rows, tier_names, path):
                         _round(r.get("net_capacity_Bps"), 0), _round(verdict.net_share(r), 6)])
 
 
-def plot(rows, tier_names, path, title):
+def plot(rows, tier_names, path, title, unit):
     """rps and p95 (p99 where the tool gives no p95) against level, over a stacked bar of each
-    tier's CPU (% of one core) at each level."""
+    tier's CPU (% of one core) at each level. title: the load (loads.Load.describe); unit: what a
+    level counts (loads.LEVEL_UNITS: connections, users, ...), the x axis' label."""
     from . import plots
     plt = plots._pyplot()
     ok = [r for r in rows if not r.get("failed")]
@@ -317,6 +318,7 @@ def plot(rows, tier_names, path, title):
     bottom.set_ylabel("CPU, % of one core")
     bottom.set_xticks(x)
     bottom.set_xticklabels(["%s\n%s" % (r["level"], r.get("verdict", "")) for r in ok])
+    bottom.set_xlabel("level: %s (under each, the tier that limits)" % unit)
     bottom.legend(loc="upper left", fontsize="small")
-    plots._title(fig, (1000, 700), title, [], 2)
+    plots._title(fig, (1000, 700), title, [], 3)
     return plots._save(fig, plt, path, (1000, 700))

@@ -1,12 +1,16 @@
-"""The command lines loadscripts/steps runs (loadscripts/sutlab_lab/loads.py): what each tool is told."""
+"""The command lines loadscripts/steps runs (loadscripts/sutlab_lab/loads.py): what each tool is told, and
+how a step names its load."""
 
 import os
 import shutil
 import tempfile
 import unittest
+from unittest import mock
 
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
-from sutlab_lab import loadargv, loads  # noqa: E402,I100
+from sutlab_lab import loadargv, loads, panels, plots, stepped  # noqa: E402,I100
+from sutlab_lab.cases import common  # noqa: E402
+from sutlab_lab.commands import steps  # noqa: E402
 
 
 class Commands(unittest.TestCase):
@@ -109,6 +113,66 @@ class Workers(unittest.TestCase):
         for tool in ("ab", "httperf"):
             with self.assertRaises(ValueError):
                 loads.Load(tool, "http://h:1", workers=2)
+
+
+class WhatRan(unittest.TestCase):
+    """What a step's load requested, as the steps page, steps.png, cpu.png and prometheus.png name
+    it, and what a level counts (steps.png's x axis): a wrk script's request, not the --path it
+    ignores (the count-pagination case's stages read "wrk /health_check")."""
+    LOCUSTFILE = os.path.join(toolstest.ROOT, "loadscripts", "locust", "locustfile.py")
+
+    def stage_load(self, argv):
+        """The load steps makes of a case's stage options (steps.check's workers: one)."""
+        args = steps.arguments(argv)
+        args.load_workers = 1
+        return steps.make_load(args, "/o")
+
+    def test_a_cases_wrk_script_is_named_by_its_request(self):
+        what = self.stage_load(common.load("wrk", (8, 32), 10, script="articles_index.lua")).describe({})
+        self.assertEqual(what, "wrk -s loadscripts/wrk/articles_index.lua: GET /api/articles?limit=20&offset=0")
+        what = self.stage_load(common.load("wrk", (8,), 3, script="stores_by_category.lua")).describe(
+            {"WRK_HEADERS": "Accept-Encoding: gzip", "HOME": "/"})
+        self.assertEqual(what, "wrk -s loadscripts/wrk/stores_by_category.lua: GET /stores?categoryId=<random>, "
+                               "Accept-Encoding: gzip")
+
+    def test_a_path_and_a_script_flip_does_not_know(self):
+        self.assertEqual(loads.Load("ab", "http://h:1", path="/health_check").describe(), "ab: GET /health_check")
+        self.assertEqual(loads.Load("httperf", "http://h:1", path="/work/sleep?ms=2000").describe(),
+                         "spray (httperf): GET /work/sleep?ms=2000 (the spray write-up's 2 s block)")
+        self.assertEqual(loads.Load("wrk", "http://h:1", path="/x", script="/tmp/mine.lua").describe({}),
+                         "wrk -s /tmp/mine.lua: the requests the script makes (URL path /x)")
+        plain = os.path.join(toolstest.ROOT, "loadscripts", "wrk", "plain.lua")
+        self.assertEqual(loads.Load("wrk", "http://h:1", path="/x", script=plain).describe({"WRK_METHOD": "POST"}),
+                         "wrk -s loadscripts/wrk/plain.lua: POST /x")
+
+    def test_locust_tags_and_scenarios(self):
+        load = loads.Load("locust", "http://h:1", locustfiles=[self.LOCUSTFILE], tags=["rpc_echo"],
+                          locust_args=["--echo-bytes=512"])
+        self.assertEqual(load.describe(), "Locust --tags rpc_echo: POST /rpc/echo (512-byte payload)")
+        load = loads.Load("locust", "http://h:1", locustfiles=[self.LOCUSTFILE], tags=["list_articles", "profile"])
+        self.assertEqual(load.describe(), "Locust --tags list_articles,profile: GET /api/articles?limit=20&offset=0; "
+                                          "task profile")
+        self.assertEqual(loads.Load("locust", "http://h:1", locustfiles=[self.LOCUSTFILE]).describe(),
+                         "Locust -f loadscripts/locust/locustfile.py: the requests of its users' scenario")
+
+    def test_every_tool_says_what_a_level_counts(self):
+        self.assertEqual(sorted(loads.LEVEL_UNITS), sorted(loads.TOOLS))
+        self.assertEqual((loads.LEVEL_UNITS["wrk"], loads.LEVEL_UNITS["locust"]), ("connections", "users"))
+
+    def test_the_pngs_carry_them(self):
+        drawn = []
+
+        def save(fig, plt, path, size):
+            drawn.append((fig._suptitle.get_text(), [ax.get_xlabel() for ax in fig.axes]))
+            plt.close(fig)
+        rows = [{"level": 8, "rps": 100.0, "p95": 2.0, "verdict": "web", "tiers": {"web": {"cores_used": 0.5}}}]
+        with mock.patch.object(plots, "_save", save):
+            stepped.plot(rows, ["web"], "/o/steps.png", "wrk -s x.lua: GET /a", "connections")
+            panels.plot([(0.5, 8, {"web": 0.5}), (1.0, 8, {"web": 0.4})], ["web"], "/o/cpu.png", "CPU",
+                        "seconds", ["wrk -s x.lua: GET /a"])
+        self.assertEqual(drawn[0][0], "wrk -s x.lua: GET /a")
+        self.assertIn("level: connections (under each, the tier that limits)", drawn[0][1])
+        self.assertEqual(drawn[1][0], "CPU\nwrk -s x.lua: GET /a")
 
 
 SECONDS_HEAD = "timestamp,users,requests,failures,rps,failures_per_s,p50_ms,p95_ms,p99_ms,max_ms,mean_ms"

@@ -7,6 +7,7 @@ experiment to the write-up's figures per level all the same, and the verdict com
 comes (docs/bottlenecks.md, "Count pagination", says why it is not the write-up's scenario)."""
 
 from . import checks as ck, texts
+from ..flip import load as flip_load
 from .common import cpu_range, cpu_share, flip_run, load, num, over, row_at
 
 NAME = "count-pagination"
@@ -30,8 +31,8 @@ def run(ctx):
     return flip_run(
         ctx, ["--workers", "2"], (("off", ["--no-count-pagination"]), ("on", ["--count-pagination"])),
         load("wrk", levels, seconds, script="articles_index.lua"),
-        "wrk `articles_index.lua` (GET /api/articles?limit=20&offset=0), levels %s connections, %d s each, "
-        "`small` fixtures, `--workers 2`" % (levels, seconds),
+        "wrk `articles_index.lua` (%s), levels %s connections, %d s each, `small` fixtures, `--workers 2`"
+        % (flip_load.script_request("articles_index.lua", "/"), levels, seconds),
         ["count", "connections", "req/s", "mean ms", "p99 ms", "web busy %", "db busy %", "load busy %", "verdict"],
         ("rps", "mean_ms", "p99_ms", "busy_web", "busy_db", "busy_load", "verdict"), checks, size="small", reseed=True)
 

@@ -374,17 +374,19 @@ def write_report(args, p, target, scenario, results, page, curve=None):
     return meds
 
 
-def write_page(args, page, out, results, window, ratio, gate_lines, gate):
+def write_page(args, page, out, results, window, ratio, gate_lines, gate, load_desc):
     """OUT/report.html, once the thresholds are judged: the headline is the on/off ratio of
     req/s, marked failed when a threshold was violated; then the shared panels (panels.py) of
     the window (time.time() before the first run, after the last): the run's Prometheus series,
-    CPU per tier over time of every measured run, off and on as they alternated."""
+    CPU per tier over time of every measured run, off and on as they alternated, each titled
+    with the load (load_desc, flip/load.py's load_description)."""
     if gate_lines:
         page.add_markdown("Thresholds (--fail-if)", "\n".join("- " + ln for ln in gate_lines))
     page.set_verdict("req/s on / off: %s" % ("n/a" if ratio is None else "%.2fx" % ratio), gate == 0)
-    panels.prometheus_panel(page, out, args.prometheus, targets.LAB_VAR, *window)
+    panels.prometheus_panel(page, out, args.prometheus, targets.LAB_VAR, *window, load=load_desc)
     panels.cpu_panel(page, out, panels.segments_in(results), mark="run",
-                     what="the off and on %s" % ("halves of the load" if args.live else "runs, as alternated"))
+                     what="the off and on %s" % ("halves of the load" if args.live else "runs, as alternated"),
+                     load=load_desc)
     log("report: %s" % page.write(out))
 
 
@@ -460,7 +462,8 @@ def main(argv):
         meds = write_report(args, p, target, scenario, results, page, curve)
         gate_lines, figures = [], subjects(meds, args.duration * args.rounds)
         gate = thresholds.judge(args.fail_if, figures, say=lambda ln: (print(ln), gate_lines.append(ln)))
-        write_page(args, page, target.out, results, window, figures[thresholds.RUN]["ratio"], gate_lines, gate)
+        write_page(args, page, target.out, results, window, figures[thresholds.RUN]["ratio"], gate_lines, gate,
+                   load.load_description(args, scenario)[1])
         return gate
 
     def cleanup():

@@ -169,9 +169,10 @@ def write_page(args, page, s, gate_lines, sampled, window):
     if gate_lines:
         page.add_markdown("Thresholds", "\n".join("- " + ln for ln in gate_lines))
     page.set_verdict("success %.2f%% of %d requests" % (100 * s["success"], s["requests"]), s["success"] >= 0.99)
-    panels.prometheus_panel(page, out, args.prometheus, args.lab_var, *window)
+    load = "spray: GET %s%s, %g arrivals a second (open model)" % (args.url, args.path, args.rate)
+    panels.prometheus_panel(page, out, args.prometheus, args.lab_var, *window, load=load)
     panels.cpu_panel(page, out, [("spray", sampled.timeline)] if sampled.timeline else [], what="the spray",
-                     unsampled=sampled.unsampled())
+                     unsampled=sampled.unsampled(), load=load)
     print("report: %s" % page.write(out), file=sys.stderr)
 
 

@@ -209,14 +209,16 @@ def execute(args, levels, roots):
     1 when a step failed or a --fail-if was violated, else 0."""
     out_dir = args.out or os.path.join(REPO, "var", "steps", "%s-%s" % (args.tool, time.strftime("%Y%m%d-%H%M%S")))
     os.makedirs(out_dir, exist_ok=True)
-    what = args.path if args.tool != "locust" else args.tags or args.scenario
-    page = htmlreport.Report("steps", "steps: %s %s, levels %s" % (args.tool, what, ",".join(map(str, levels))),
+    load = make_load(args, out_dir)
+    what, unit = load.describe(), loads.LEVEL_UNITS[args.tool]  # the request that ran, what a level counts
+    page = htmlreport.Report("steps", "steps: %s; levels %s %s" % (what, ",".join(map(str, levels)), unit),
                              url=args.url)
     page.note_flags()
+    print("load: %s; levels %s %s" % (what, ",".join(map(str, levels)), unit))
     print("tiers: %s" % ", ".join("%s %s" % (t, ",".join(map(str, p))) for t, p in sorted(roots.items())))
     started = time.time()
     net = stepped.link(args.lab_var)
-    rows = stepped.run(make_load(args, out_dir), levels, roots, args.duration, args.warmup, out_dir,
+    rows = stepped.run(load, levels, roots, args.duration, args.warmup, out_dir,
                        scrape=stepped.web_scraper(args.url), sample=progress.server_rate(args.url), net=net,
                        window=lambda: scrape_or_none(args.url))
     ended = time.time()
@@ -235,16 +237,16 @@ def execute(args, levels, roots):
     if routes:  # the same table for a reader of files (case blog-scenario's routes check)
         routeshare.write_csv(levels_routes, os.path.join(out_dir, "routes.csv"))
     try:
-        stepped.plot(rows, names, os.path.join(out_dir, "steps.png"),
-                     "%s %s, levels %s" % (args.tool, what, ",".join(map(str, levels))))
+        stepped.plot(rows, names, os.path.join(out_dir, "steps.png"), what, unit)
     except ImportError:
         print("(no PNG: python3-matplotlib is not installed)")
     gate_lines = []
     gate = thresholds.judge(args.fail_if, stepped.subjects(rows, args.duration),
                             say=lambda ln: (print(ln), gate_lines.append(ln)))
     write_page(page, rows, table, rules, gate_lines, gate == 0, out_dir, routes)
-    panels.prometheus_panel(page, out_dir, args.prometheus, args.lab_var, started, ended)
-    panels.cpu_panel(page, out_dir, [(r["level"], r.get("timeline")) for r in rows], mark="level", what="levels")
+    panels.prometheus_panel(page, out_dir, args.prometheus, args.lab_var, started, ended, load=what)
+    panels.cpu_panel(page, out_dir, [(r["level"], r.get("timeline")) for r in rows], mark="level",
+                     what="levels (%s)" % unit, load=what)
     page.write(out_dir)
     print("\n%s: steps.csv, cpu.csv, steps.png, cpu.png, report.html, the runs' logs" % out_dir)
     return 1 if any(r.get("failed") for r in rows) else gate

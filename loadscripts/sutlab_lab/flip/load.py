@@ -18,7 +18,10 @@ WRK_DIR = os.path.join(LOADSCRIPTS, "wrk")
 LOCUSTFILE = os.path.join(LOADSCRIPTS, "locust", "locustfile.py")
 LOCUST = loadargv.LOCUST
 
-# name -> (wrk script, path, script args, extra env, Locust tag, description, probe (method, path, body))
+# name -> (wrk script, path, script args, extra env, Locust tag, description, probe (method, path, body)).
+# A script's first scenario runs it as it runs without arguments, and a Locust tag's first one is
+# its task's request: loadscripts/steps names its load by them (script_request, tag_request). Path
+# "/": the script makes its own paths.
 SCENARIOS = {
     "health": ("plain.lua", "/health_check", [], {}, "health_check", "GET /health_check",
                ("GET", "/health_check", None)),
@@ -60,6 +63,37 @@ TOKEN_SCENARIOS = {"post", "like"}
 
 def scenario_text(args, text):
     return text.format(cpu_ms=args.cpu_ms, sleep_ms=args.sleep_ms, echo_bytes=args.echo_bytes)
+
+
+REQUEST_ENV = ("WRK_METHOD", "WRK_BODY", "WRK_HEADERS")  # the variables that change a script's request
+
+
+def script_request(script, path, env=None):
+    """What wrk requests with `script` (a file of loadscripts/wrk, given no arguments; None:
+    plain.lua's one request, as ab, hey and httperf send it) on the URL path `path`, `env` its
+    environment: the description of the first scenario that runs the script so (same
+    REQUEST_ENV variables, same path unless the script makes its own). None when none does."""
+    name = os.path.basename(script) if script else "plain.lua"
+    env = {k: v for k, v in (env or {}).items() if k in REQUEST_ENV}
+    for s_script, s_path, _, s_env, _, what, _ in SCENARIOS.values():
+        if s_script == name and s_env == env and s_path in ("/", path):
+            return _filled(what, {})
+    return None
+
+
+def tag_request(tag, values):
+    """What the task of Locust's locustfile.py tagged `tag` requests: the description of the first
+    scenario of that tag, its {placeholders} from `values` (the locustfile's options given, as
+    {"echo_bytes": "512"}). None when no scenario has the tag or a placeholder has no value."""
+    what = next((s[5] for s in SCENARIOS.values() if s[4] == tag), None)
+    return None if what is None else _filled(what, values)
+
+
+def _filled(text, values):
+    try:
+        return text.format(**values)
+    except KeyError:
+        return None
 
 
 def login_token(url, user=1):

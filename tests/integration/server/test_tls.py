@@ -304,13 +304,25 @@ class NoResumption(Resumption):
         self.assertEqual(self.srv.build_flags().get("tls-resumption"), "off")
 
 
+def s_time_marks(out, label):
+    """openssl s_time's marks in flip's runs of `label` (OUT/runN-LABEL.s_time.txt): an `r` per
+    resumed connection, a `*` per full handshake."""
+    marks = ""
+    for name in sorted(os.listdir(out)):
+        if name.endswith("-%s.s_time.txt" % label):
+            with open(os.path.join(out, name)) as f:
+                marks += "".join(re.findall(r"(?m)^starting\n([r*]+)$", f.read()))
+    return marks
+
+
 class FlipResumption(unittest.TestCase):
     """loadscripts/flip --tls-resumption off: a TLS 1.2 connection per request (openssl s_time
-    -reuse) against the server with resumption on, then off. Resumed, a TLS 1.2 handshake does no
-    public-key operation: several times the connections a second (4-6x measured here), so a ratio
-    under 0.6 cannot be noise."""
+    -reuse) against the server with resumption on, then off. The mechanism is held, not its gain:
+    with resumption on s_time's connections were resumed, with it off every one was a full
+    handshake. Resumed, a TLS 1.2 handshake does no public-key operation (several times the
+    connections a second, 4-6x measured here): the on/off ratio is printed."""
 
-    def test_flip_shows_resumption_off_slower(self):
+    def test_flip_resumes_with_resumption_on_and_not_off(self):
         with tempfile.TemporaryDirectory() as tmp:
             cert, key = make_cert(tmp)
             port, tls_port = free_port(), free_port()
@@ -321,11 +333,18 @@ class FlipResumption(unittest.TestCase):
                                 "--url", "http://127.0.0.1:%d" % port, "--tls-url", "https://127.0.0.1:%d" % tls_port,
                                 "--duration", "2", "--warmup", "0", "--no-png", "--out", os.path.join(tmp, "out")],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+            resumed, full = s_time_marks(os.path.join(tmp, "out"), "off"), s_time_marks(os.path.join(tmp, "out"), "on")
         self.assertEqual(p.returncode, 0, p.stdout[-3000:])
         self.assertIn("openssl s_time", p.stdout)
+        # off: the server's default, resumption on; on: --tls-resumption off
+        self.assertGreater(resumed.count("r"), resumed.count("*"), "not resumed with resumption on: %s"
+                           % (resumed[:200] or p.stdout[-3000:]))
+        self.assertTrue(full, p.stdout[-3000:])
+        self.assertEqual(full.count("r"), 0, "resumed with --tls-resumption off: %s" % full[:200])
         ratio = re.search(r"^on/off\s+x([\d.]+)", p.stdout, re.M)
         self.assertIsNotNone(ratio, p.stdout)
-        self.assertLess(float(ratio.group(1)), 0.6, p.stdout)
+        print("flip --tls-resumption off: connections a second on/off x%s (%d resumed, %d full handshakes)"
+              % (ratio.group(1), len(resumed), len(full)))
 
 
 class CloseMode(TLSBase):

@@ -121,7 +121,9 @@ class Pages(unittest.TestCase):
 
     def test_steps(self):
         text = self.assert_rendered("steps", images=2)  # per level, and CPU per tier over time
-        for what in ("What ran", "flags in force", "--workers=1", "load average", "limiting tier by level",
+        # the title names the request that ran and what a level counts (loads.Load.describe, LEVEL_UNITS)
+        for what in ("steps: ab: GET /health_check; levels 2,4 concurrent clients",
+                     "What ran", "flags in force", "--workers=1", "load average", "limiting tier by level",
                      "fail-if: all 1 threshold met", "cpu outside", "CPU per tier over time"):
             self.assertIn(what, text)
         marks = self.cpu_rows("steps", "t,level,cpu_web_pct,cpu_load_pct")
