@@ -95,7 +95,7 @@ import signal
 import subprocess
 import time
 
-from .. import REPO, engine, htmlreport, panels, plots, thresholds
+from .. import REPO, engine, entry, htmlreport, panels, plots, thresholds
 from ..cli import Parser, guarded
 from ..engine import targets
 from ..errors import RunError
@@ -431,10 +431,9 @@ def main(argv):
     out = args.out or os.path.join(VAR, "flip", "%s-%s" % (time.strftime("%Y%m%d-%H%M%S"), args.flag))
     os.makedirs(out, exist_ok=True)
     out = os.path.realpath(out)
-    for tool, program, package in (("wrk", "wrk", "wrk"), ("spray", "httperf", "httperf"),
-                                   ("s_time", "openssl", "openssl")):
+    for tool, program in (("wrk", "wrk"), ("spray", "httperf"), ("s_time", "openssl")):
         if args.tool == tool and not shutil.which(program):
-            log("error: %s not found: apt-get install %s" % (program, package))
+            log("error: " + entry.missing_program(program))
             return 1
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupt)

@@ -26,7 +26,7 @@ import shutil
 import sys
 import time
 
-from .. import REPO, htmlreport, loads, panels, progress, routeshare, stepped, thresholds, tiers, verdict
+from .. import REPO, entry, htmlreport, loads, panels, progress, routeshare, stepped, thresholds, tiers, verdict
 from ..services import metrics
 from ..services import client
 from ..cli import Parser, Usage
@@ -95,7 +95,7 @@ def check(args):
     if args.tool not in loads.TOOLS:
         raise Usage("unknown --tool %r (%s)" % (args.tool, ", ".join(loads.TOOLS)))
     if shutil.which(TOOL_PROGRAMS[args.tool]) is None:
-        raise Usage("%s is not installed (infra/lab test installs the load tools)" % args.tool)
+        raise Usage(entry.missing_program(TOOL_PROGRAMS[args.tool]) or "%s is not installed" % args.tool)
     for name in ("duration", "timeout"):
         if getattr(args, name) < 1:
             raise Usage("--%s wants 1 or more seconds" % name)

@@ -15,7 +15,7 @@ static const flags_def_t pagination_flag[] = {
 static const flags_def_t bcrypt_flag[] = {
     {.name = "bcrypt-cost", .kind = FLAGS_INT, .offset = offsetof(board_settings_t, bcrypt_cost), .min = 4,
      .max = 31, .metavar = "N", .value = "10", .in_flags = 1,
-     .help = "bcrypt cost of password hashes at register/login (Laravel's default is 10)"},
+     .help = "bcrypt cost of the passwords the server hashes: register, password change (Laravel's default is 10); a login checks a stored hash at the cost it was made with (fixtures: db seed --bcrypt-cost)"},
 };
 
 int board_flags_register(config_t *cfg)

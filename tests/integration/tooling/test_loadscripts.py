@@ -378,7 +378,10 @@ class LoadScriptsTest(unittest.TestCase):
         before = [r for r in curve if r["after"] == "0" and float(r["t"]) > 0.5]
         after = [r for r in curve if r["after"] == "1"]
         self.assertTrue(len(before) >= 4 and len(after) >= 4, curve)
-        self.assertTrue(all(float(r["rps"]) > 0 for r in before + after), curve)  # one load throughout
+        # one load throughout: answering on both sides and across the change, with no stop at it (the
+        # first scrapes may come before the load tool's first request on a busy machine)
+        self.assertTrue(any(float(r["rps"]) > 0 for r in before), curve)
+        self.assertTrue(all(float(r["rps"]) > 0 for r in before[-2:] + after), curve)
         self.assertEqual(png_size(os.path.join(out_dir, "flip.png")), (900, 700))
         sys.stderr.write("  req/s on/off: restart flip x%.2f, live flip x%.2f\n" % (ratios["restart"], ratios["live"]))
 
