@@ -1,7 +1,15 @@
-"""Each case's tests can fail: for every case module, every counted check its tests make
-is loosened, alone, to always-true (checks.Check built with ok=True for that figure), and the case's
-own test module (test_case_NAME.py) is run again; some test of it must then fail. A check no test
-notices when it stops checking is a check the tests do not hold."""
+"""Each case's checks both ways.
+
+- Its tests can fail: for every case module, every counted check its tests make is loosened, alone,
+  to always-true (checks.Check built with ok=True for that figure), and the case's own test module
+  (test_case_NAME.py) is run again; some test of it must then fail. A check no test notices when it
+  stops checking is a check the tests do not hold.
+- No counted check holds for every run: each case's test module gives, for every counted check of
+  a run where all hold (matching_checks()), a run in which that check alone fails (alone_checks()).
+  A check that cannot fail alone is one that counts a measurement another check counts already,
+  or one the lab's own settings decide.
+- No counted check reads a row of the write-up a scale model's fit read (FITS: scale.Fit): the
+  rows a fit used are the model's, and only the rest are predictions."""
 
 import importlib
 import io
@@ -9,7 +17,7 @@ import types
 import unittest
 
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
-from sutlab_lab.cases import CASES, checks  # noqa: E402,I100
+from sutlab_lab.cases import CASES, checks, scale  # noqa: E402,I100
 
 
 class Loosened:
@@ -87,6 +95,56 @@ class Mutants(unittest.TestCase):
             m.target = "gzip on against off: req/s under the cap"
             self.assertEqual(checks.verdict(gzip.checks(runs))[0], "reproduced")
         self.assertEqual(checks.verdict(gzip.checks(runs))[0], "not reproduced")
+
+
+
+def test_module(name):
+    return importlib.import_module("test_case_" + name.replace("-", "_"))
+
+
+def counted(cs):
+    return [c for c in cs if c.role != "set"]
+
+
+def fitted_rows_read(case, cs):
+    """The counted checks of cs that read a row one of case.FITS read: [(what, rows)]."""
+    rows = {ln for f in getattr(case, "FITS", ()) for ln in checks.lines(f.cite)}
+    return [(c.what, sorted(checks.lines(c.cite) & rows)) for c in counted(cs) if checks.lines(c.cite) & rows]
+
+
+class EachAlone(unittest.TestCase):
+    def test_every_counted_check_of_every_case_fails_alone_in_some_run(self):
+        for name in sorted(CASES):
+            module = test_module(name)
+            matching, alone = module.matching_checks(), module.alone_checks()
+            self.assertEqual([c.what for c in matching if c.ok is False], [], "%s: its matching run misses" % name)
+            self.assertEqual(sorted(alone), sorted(c.what for c in counted(matching)),
+                             "%s: a counted check with no run of its own" % name)
+            for what, cs in alone.items():
+                self.assertEqual([c.what for c in cs if c.ok is False], [what], "%s: %s" % (name, what))
+
+    def test_a_check_that_cannot_fail_alone_is_caught(self):
+        # two checks of one measurement: keepalive-like, the ratio and its direction at one level
+        twice = [checks.ratio("ratio", "002 L61", 1 / 3.0, 0.34),
+                 checks.direction("direction", "002 L61", "up", 0.34, 1.0)]
+        self.assertEqual([c.what for c in twice if not c.ok], [])
+        # the only run in which the direction fails (close above keep-alive) fails the ratio too
+        flipped = [checks.ratio("ratio", "002 L61", 1 / 3.0, 1.5), checks.direction("direction", "002 L61", "up",
+                                                                                     1.5, 1.0)]
+        self.assertEqual([c.what for c in flipped if not c.ok], ["ratio", "direction"])
+
+
+class FittedRows(unittest.TestCase):
+    def test_no_counted_check_reads_a_row_a_fit_read(self):
+        for name, case in sorted(CASES.items()):
+            module = test_module(name)
+            self.assertEqual(fitted_rows_read(case, module.matching_checks()), [], name)
+
+    def test_a_fit_on_a_counted_row_is_caught(self):
+        case = type("Case", (), {"FITS": [scale.Fit("think time", "000 L169", {}, lambda f, m: (0, ""))]})
+        cs = [checks.latency("32 users: latency", "000 L169", 1.8, 1800.0),
+              checks.latency("32 users, count off: latency", "000 L181", 0.6, 600.0)]
+        self.assertEqual(fitted_rows_read(case, cs), [("32 users: latency", [("000", "L169")])])
 
 
 if __name__ == "__main__":

@@ -118,7 +118,7 @@ class Context:
             out += ["--load-cpus", self.load_cpus]
         return out
 
-    def steps(self, label, args, in_client=None, env=None, cores=None):
+    def steps(self, label, args, in_client=None, env=None, cores=None, budgeted=True):
         """A stepped run into OUT/label; its rows (steps.csv as dicts, numbers as floats; its table
         is in OUT/commands.log, as steps printed it). in_client: in the netns lab's client namespace (default: --netns), which
         only a process of its own can enter (infra/lab exec-client), so there steps runs as its
@@ -129,7 +129,7 @@ class Context:
         cores = None if self.load_cpus else cores
         shown = (["taskset", "-c", ",".join(map(str, cores))] if cores else []) + ["/usr/bin/python3", STEPS] + argv
         self.progress("case %s: %s" % (self.name, label))
-        with self.budgeted():
+        with self.budgeted() if budgeted else contextlib.nullcontext():
             if self.netns if in_client is None else in_client:
                 self.run([LAB, "exec-client", "--"] + shown, "steps (%s)" % label, env=env)
             else:

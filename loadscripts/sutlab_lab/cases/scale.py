@@ -49,8 +49,9 @@ class Topology:
 
 class Fit:
     """A knob fitted on one row of the write-up (cite: "000 L168"): figures are the row's numbers
-    it reads, compute(figures, s) gives (value, arithmetic). with_figures() replaces some, for a
-    test that changes the row and sees the value move."""
+    it reads, compute(figures, model) gives (value, arithmetic), from the row, the scale and what
+    the model measured of sutlab itself (model.measured: calibrate.py) or the fits before it.
+    with_figures() replaces some, for a test that changes the row and sees the value move."""
 
     def __init__(self, knob, cite, figures, compute, unit=""):
         if len(checks.lines(cite)) != 1:
@@ -60,22 +61,24 @@ class Fit:
     def with_figures(self, **figures):
         return Fit(self.knob, self.cite, dict(self.figures, **figures), self.compute, self.unit)
 
-    def value(self, s):
-        return self.compute(self.figures, s)[0]
+    def value(self, model):
+        return self.compute(self.figures, model)[0]
 
-    def check(self, s):
-        value, arithmetic = self.compute(self.figures, s)
-        shown = "%g%s" % (value, self.unit) if isinstance(value, (int, float)) else str(value)
-        return checks.set_by("fitted: %s" % self.knob, self.cite, ", ".join("%s %s" % kv for kv in self.figures.items()),
-                             arithmetic, shown)
+    def check(self, model):
+        value, arithmetic = self.compute(self.figures, model)
+        shown = ("%.4g%s" % (value, self.unit)) if isinstance(value, (int, float)) else str(value)
+        return checks.set_by("fitted: %s" % self.knob, self.cite,
+                             ", ".join("%s %s" % (k, "%g-%g" % v if isinstance(v, tuple) else v)
+                                       for k, v in self.figures.items()), arithmetic, shown)
 
 
 class Model:
     """The scale model of a case (s: cores here per vCPU there); full=True: sutlab at its own speed
     (no model: s = 1 for the comparisons, no budget, knobs at their full-speed values)."""
 
-    def __init__(self, topology, s, fits=(), why_s="", full=False):
+    def __init__(self, topology, s, fits=(), why_s="", full=False, measured=None):
         self.topology, self.s, self.fits, self.why_s, self.full = topology, s, list(fits), why_s, full
+        self.measured = dict(measured or {})  # what calibrate.py measured of sutlab itself, for the fits
         if not full and not 0 < s <= 1:
             raise ValueError("a scale factor is a share of a core per vCPU, in (0, 1]: %r" % s)
 
@@ -93,7 +96,7 @@ class Model:
             return full_speed
         for f in self.fits:
             if f.knob == name:
-                return f.value(self.s)
+                return f.value(self)
         raise KeyError("no fit for %s" % name)
 
     def think(self, seconds):
@@ -120,7 +123,7 @@ class Model:
         return [checks.set_by("scale: cores here per vCPU there", self.topology.machines[0].cite,
                               "%g vCPU of server tiers" % sum(m.vcpu or 0 for m in self.topology.machines
                                                               if m.tier in SERVER_TIERS), self.why_s,
-                              "%g" % self.s)] + [f.check(self.s) for f in self.fits]
+                              "%g" % self.s)] + [f.check(self) for f in self.fits]
 
     def section(self, predictions):
         """The topology, the scale and the fits, as the case prints them; predictions: how many

@@ -1,0 +1,103 @@
+"""What sutlab spends of itself, measured before a scale model's fits (scale.py) take it from the
+write-up's costs: the fitted knobs are the difference between what the write-up's stack spent per
+request and what sutlab and PostgreSQL spend here, so they are measured, not guessed.
+
+  measure(ctx, model, args)     all of these, into model.measured (own: the stage `calibrate`)
+  own(ctx, label, steps_args)   one stage at full speed (no budget, no knob): sutlab's CPU, the
+                                database's CPU and the app's statements per app request, and the
+                                share of the requests on each route (Own)
+  work_speed()                  µs of PostgreSQL's CPU per unit of --db-work on this machine
+  count_us_per_row()            what count(*) over the articles costs a row here
+
+Each is printed in the fits' arithmetic, so a reader sees what was measured and what was fitted.
+"""
+
+import re
+import subprocess
+
+from .. import REPO  # noqa: F401 (the lab's checkout)
+from ..engine import targets
+from ..errors import RunError
+from ..services import metrics
+from .common import num
+
+PSQL = "/usr/lib/postgresql/15/bin/psql"
+ASIDE = ("/metrics", "/health_check", "/readyz", "static", "unmatched")
+
+
+class Own:
+    """sutlab's own costs per app request over one stage (µs of CPU), its statements per app
+    request, and each route's share of the app requests."""
+
+    def __init__(self, web_us, db_us, statements, routes, rps):
+        self.web_us, self.db_us, self.statements, self.routes, self.rps = web_us, db_us, statements, routes, rps
+
+    def __repr__(self):
+        return "Own(web %.0f us, db %.0f us, %.2f statements a request, %.0f req/s)" % (
+            self.web_us, self.db_us, self.statements, self.rps)
+
+
+def _counts(url):
+    m = metrics.scrape(url, check=False)
+    routes = {}
+    for labels, v in m.samples("http_requests_total"):
+        if labels.get("route") not in ASIDE:
+            routes[labels["route"]] = routes.get(labels["route"], 0.0) + v
+    return routes, m.total("db_query_duration_seconds_count") - sum(
+        v for labels, v in m.samples("db_query_duration_seconds_count") if labels.get("query") == "db_work")
+
+
+def own(ctx, label, steps_args, url):
+    """One stage of steps_args at full speed: its last level's costs per app request (Own)."""
+    routes0, statements0 = _counts(url)
+    rows = ctx.steps(label, steps_args, budgeted=False)
+    routes1, statements1 = _counts(url)
+    requests = sum(routes1.values()) - sum(routes0.values())
+    r = rows[-1]
+    rps, web, db = num(r, "rps"), num(r, "cpu_web_pct"), num(r, "cpu_db_pct")
+    if not rps or web is None or db is None or requests <= 0:
+        raise RunError("calibration %s measured nothing (req/s %s, app requests %s)" % (label, rps, requests))
+    shares = {k: (v - routes0.get(k, 0.0)) / requests for k, v in routes1.items()}
+    return Own(1e4 * web / rps, 1e4 * db / rps, (statements1 - statements0) / requests, shares, rps)
+
+
+def _psql_times(sql, times=5, db_url=None):
+    """The shortest of `times` runs of sql in one psql session, in ms (psql's \\timing)."""
+    argv = [PSQL, "-X", "-q", "-d", db_url or targets.lab_db_url(), "-c", "\\timing on"] + ["-c", sql] * times
+    out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    ms = [float(x) for x in re.findall(r"^Time: ([\d.]+) ms", out.stdout, re.M)]
+    if out.returncode != 0 or len(ms) != times:
+        raise RunError("psql %r: %s" % (sql, out.stdout.strip()[-500:]))
+    return min(ms)
+
+
+def work_speed(units=200, db_url=None):
+    """µs of the database's CPU per --db-work unit: sutlab_work(units) timed on the idle database
+    (the shortest of five: wall time is CPU time on an idle core), divided by units."""
+    return 1000.0 * _psql_times("SELECT sutlab_work(%d)" % units, db_url=db_url) / units
+
+
+def count_us_per_row(db_url=None):
+    """µs a row of `SELECT count(*) FROM articles` here (the shortest of five), and the rows."""
+    rows = int(subprocess.run([PSQL, "-X", "-At", "-d", db_url or targets.lab_db_url(), "-c",
+                               "SELECT count(*) FROM articles"], stdout=subprocess.PIPE, text=True,
+                              timeout=600).stdout.strip() or 0)
+    if rows <= 0:
+        raise RunError("no articles to count: seed the lab first")
+    return 1000.0 * _psql_times("SELECT count(*) FROM articles", db_url=db_url) / rows, rows
+
+
+def measure(ctx, model, steps_args):
+    """model.measured: own (a stage `calibrate` of steps_args at full speed), work_us (the
+    database's work loop) and count_us_per_row, each said in OUT/commands.log."""
+    model.measured["own"] = own(ctx, "calibrate", steps_args, ctx.url or _lab_url())
+    model.measured["work_us"] = work_speed()
+    model.measured["count_us_per_row"], rows = count_us_per_row()
+    ctx.note("# calibrated: %r; --db-work: %.2f us a unit; count(*): %.4f us a row over %d" % (
+        model.measured["own"], model.measured["work_us"], model.measured["count_us_per_row"], rows))
+    return model.measured
+
+
+def _lab_url():
+    import os
+    return "http://127.0.0.1:%s" % os.environ.get("SUTLAB_LAB_PORT", "8080")
