@@ -1,13 +1,24 @@
 """The Laravel blog write-up's machines and its scale model (000), shared by the cases that replay
 its steps (count-pagination, missing-index, blog-scenario, php-fpm): the topology with its lines,
-the scale factor, and the fits every one of them makes the same way, each on a row its case names.
+the scale factor, and the fits.
 
 The write-up's stack spent, per request, CPU that sutlab and PostgreSQL do not: PHP's on the web
 server, and its database's (Eloquent's queries on an engine it does not name). A fit takes the
 row's per-request cost, CPU share x vCPU / rps, less what sutlab spends itself (calibrate.py), and
 gives it to --app-cpu-us (the web tier) or --db-work (the database, per statement).
+
+The scenario's cases share one model (FITS): fitted on the scenario's row at 8 users without the
+count (000 L180: the think time, the web's and the database's costs) and the data size on the row
+at 8 users with it (L168: what the count added a request); every other row of the scenario is a
+prediction. The anchors ran before the users' name index (L183), so the model's calibration does
+too (prepare), and each case says whether its runs have the index.
 """
 
+import math
+
+from .. import dbindex
+from . import calibrate
+from .common import load
 from .scale import Fit, Machine, Topology
 
 VCPU = 2  # the m5.large (000 L22) and, by the "two levels" of L229, a db.m5.large
@@ -65,3 +76,55 @@ def db_work_fit(cite, rps, db):
 
 def _pct(v):
     return "%g-%g" % v if isinstance(v, tuple) else "%g" % v
+
+
+# the anchors: the scenario at 8 users with the count (000 L168) and without it (L180)
+L168, L180 = dict(rps=17, ms=98, web=(8, 30), db=47), dict(rps=19, ms=63, web=(8, 30), db=25)
+SIZES = (("small", 10000), ("medium", 100000), ("large", 1000000))
+INDEX_ROUTE = "/api/articles"
+SCENARIO = ["--scenario", "blog-writeup", "--locust-arg=--fixture-users=1000"]
+LOAD = ("Locust `scenario.py` straight to the web server (000 L165); its mix, think time and durations not "
+        "published: the lab's `blog-writeup` scenario (a third of its requests the index page), the think "
+        "time fitted")
+
+
+def _size(f, model):
+    """The fixture size whose count(*) costs, per index page, nearest (by ratio) what the count added
+    to a request's database CPU on the anchor row over the count-off one (L180's, beside it)."""
+    base = per_request_us(L180["rps"], L180["db"])
+    added = per_request_us(f["rps"], f["db"]) - base
+    share, per_row = model.measured["own"].routes.get(INDEX_ROUTE, 0.0), model.measured["count_us_per_row"]
+    rows = added / share / per_row if share and added > 0 else 1.0
+    size = min(SIZES, key=lambda s: abs(math.log(s[1] / rows)))[0]
+    return size, "%.0f us - %.0f us (L180) = %.0f us a request; %.0f %% of the requests are the index: %.0f us a " \
+                 "count; %.3f us a row here: %.0f rows; nearest: %s" % (
+                     added + base, base, added, 100 * share, added / share if share else 0, per_row, rows, size)
+
+
+THINK = think_fit("000 L180", 8, L180["rps"], L180["ms"])
+FITS = [THINK, app_cpu_fit("000 L180", L180["rps"], L180["web"]), db_work_fit("000 L180", L180["rps"], L180["db"]),
+        Fit("size", "000 L168", dict(rps=L168["rps"], db=L168["db"]), _size)]
+BASE = ["--db-mode", "sync", "--workers", "8"]  # php-fpm's 8 children for the scenario (000 L152)
+
+
+def think_args(model):
+    """Locust's think time for the scenario: the fitted one, in the model's clock."""
+    return ["--locust-arg=--think-time=%.3f" % model.think(THINK.value(model))]
+
+
+def prepare(ctx, model, flags, seconds, warmup):
+    """The lab up at `small` with BASE + flags; at full speed that is all ([]). Otherwise the model's
+    calibration, as its anchors ran: the count off, the name index dropped, 8 users, full speed and
+    the write-up's think time; then the fitted size seeded (small for a quick look) and the knobs,
+    [--app-cpu-us N, --db-work K], returned for the runs' flags."""
+    ctx.up("small", BASE + flags)
+    ctx.lab("seed", "small")
+    if model.full:
+        return []
+    ctx.lab("restart", "--", *(BASE + ["--no-count-pagination"]))
+    with dbindex.dropped(ctx.run, dbindex.USERS_BY_NAME):
+        calibrate.measure(ctx, model, load("locust", [8], seconds, warmup) + SCENARIO + [
+            "--locust-arg=--think-time=%.3f" % THINK.value(model)])
+    if not ctx.quick and model.knob("size") != "small":
+        ctx.lab("seed", model.knob("size"))
+    return ["--app-cpu-us", str(model.knob("--app-cpu-us")), "--db-work", str(model.knob("--db-work"))]

@@ -4,67 +4,32 @@ it the blog scenario went from 17 to 19 rps at 8 users and from 32 to 55 at 32. 
 the anchors the model is fitted on (the stack's costs, the think time, the data size); the 32-user
 rows, the fix's ratio and the tier that limits are predicted."""
 
-import math
-
-from . import blog000 as b, calibrate, checks as ck, texts
+from .. import dbindex
+from . import blog000 as b, checks as ck, texts
 from .common import cpu_range, cpu_share, fmt, load, loadavg, num, row_at, runs_table, sweep
-from .scale import Fit
 
 NAME, TITLE = "count-pagination", "The paginated index and its count(*)"
 WRITEUP, INVENTED = texts.load(__name__)  # count_pagination.md
-LEVELS, STEP_SECONDS, WARMUP, INDEX = (8, 32), 20, 20, "/api/articles"
+LEVELS, STEP_SECONDS, WARMUP = (8, 32), 30, 20
 # (count, users): the write-up's rows, 000 L168-L169 and L180-L181 (web CPU a range as written)
-ROWS = {("on", 8): dict(cite="000 L168", rps=17, ms=98, web=(8, 30), db=47),
-        ("on", 32): dict(cite="000 L169", rps=32, ms=628, web=(30, 50), db=99),
-        ("off", 8): dict(cite="000 L180", rps=19, ms=63, web=(8, 30), db=25),
-        ("off", 32): dict(cite="000 L181", rps=55, ms=200, web=(65, 90), db=84)}
-SIZES = (("small", 10000), ("medium", 100000), ("large", 1000000))
-LOAD = ("Locust `scenario.py` straight to the web server at 8 and 32 users (000 L165, L168-L169, L180-L181); its "
-        "mix, think time and durations not published: the lab's `blog-writeup` scenario (a third of its requests "
-        "the index page), the think time fitted")
-
-
-def _size(f, model):
-    """The fixture size whose count(*) costs, per index page, nearest (by ratio) what the count added
-    to a request's database CPU on the anchor row over the count-off one (L180's, beside it)."""
-    base = b.per_request_us(ROWS[("off", 8)]["rps"], ROWS[("off", 8)]["db"])
-    added = b.per_request_us(f["rps"], f["db"]) - base
-    share, per_row = model.measured["own"].routes.get(INDEX, 0.0), model.measured["count_us_per_row"]
-    rows = added / share / per_row if share else float("inf")
-    size = min(SIZES, key=lambda s: abs(math.log(s[1] / rows)))[0]
-    return size, "%.0f us - %.0f us (L180) = %.0f us a request; %.0f %% of the requests are the index: %.0f us a " \
-                 "count; %.3f us a row here: %.0f rows; nearest: %s" % (
-                     added + base, base, added, 100 * share, added / share if share else 0, per_row, rows, size)
-
-
-TOPOLOGY, THINK = b.topology(LOAD), b.think_fit("000 L180", 8, 19, 63)
-FITS = [THINK, b.app_cpu_fit("000 L180", 19, (8, 30)), b.db_work_fit("000 L180", 19, 25),
-        Fit("size", "000 L168", dict(rps=17, db=47), _size)]
+ROWS = {("on", 8): dict(b.L168, cite="000 L168"), ("on", 32): dict(cite="000 L169", rps=32, ms=628, web=(30, 50), db=99),
+        ("off", 8): dict(b.L180, cite="000 L180"), ("off", 32): dict(cite="000 L181", rps=55, ms=200, web=(65, 90), db=84)}
+TOPOLOGY, FITS = b.topology(b.LOAD + "; 8 and 32 users (L168-L169, L180-L181)"), b.FITS
 
 
 def run(ctx):
     model, before, secs = ctx.scale(TOPOLOGY, b.S, FITS, b.WHY_S), loadavg(), ctx.seconds(STEP_SECONDS)
-    base = ["--db-mode", "sync", "--workers", "8"]
-    scenario = ["--scenario", "blog-writeup", "--locust-arg=--fixture-users=1000"]
-    locust = load("locust", LEVELS, secs, WARMUP) + scenario
     try:
-        ctx.up("small", base + ["--no-count-pagination"])
-        ctx.lab("seed", "small")
-        knobs = []
-        if not model.full:  # sutlab's own costs, at full speed and the write-up's think time, 8 users
-            calibrate.measure(ctx, model, load("locust", [8], secs, WARMUP) + scenario + [
-                "--locust-arg=--think-time=%.3f" % THINK.value(model)])
-            size = "small" if ctx.quick else model.knob("size")
-            if size != "small":
-                ctx.lab("seed", size)
-            knobs = ["--app-cpu-us", str(model.knob("--app-cpu-us")), "--db-work", str(model.knob("--db-work"))]
-        steps = locust + ["--locust-arg=--think-time=%.3f" % model.think(THINK.value(model))]
-        runs = sweep(ctx, [(c, base + knobs + [flag]) for c, flag in (("off", "--no-count-pagination"),
-                                                                      ("on", "--count-pagination"))], steps)
+        knobs = b.prepare(ctx, model, ["--no-count-pagination"], secs, WARMUP)
+        steps = load("locust", LEVELS, secs, WARMUP) + b.SCENARIO + b.think_args(model)
+        with dbindex.dropped(ctx.run, dbindex.USERS_BY_NAME):  # the write-up indexed the users' name after (L183)
+            runs = sweep(ctx, [(c, b.BASE + knobs + [flag]) for c, flag in (("off", "--no-count-pagination"),
+                                                                            ("on", "--count-pagination"))], steps)
     finally:
         ctx.lab("down")
-    return ["Locust `blog-writeup`, levels %s users, %d s each after %d s of warm-up, `%s`; load average %s before, "
-            "%s after" % (",".join(map(str, LEVELS)), secs, WARMUP, " ".join(base + knobs), before, loadavg()),
+    return ["Locust `blog-writeup`, levels %s users, %d s each after %d s of warm-up, `%s`, %s dropped; load average "
+            "%s before, %s after" % (",".join(map(str, LEVELS)), secs, WARMUP, " ".join(b.BASE + knobs),
+                                     dbindex.USERS_BY_NAME, before, loadavg()),
             runs_table(["count", "users", "req/s", "mean ms", "p99 ms", "web CPU %", "db CPU %", "verdict"],
                        {k: [dict(r, web=100 * (cpu_share(r, "web") or 0), db=100 * (cpu_share(r, "db") or 0))
                             for r in v] for k, v in runs.items()},
