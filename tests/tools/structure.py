@@ -208,8 +208,9 @@ def is_case_module(tree):
     cases' shared modules, common, checks and texts, are none)."""
     names = set()
     for node in tree.body:
-        if isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        if isinstance(node, ast.Assign):  # NAME = ..., or NAME, TITLE = ...
+            for t in node.targets:
+                names.update(e.id for e in (t.elts if isinstance(t, ast.Tuple) else [t]) if isinstance(e, ast.Name))
         elif isinstance(node, ast.FunctionDef):
             names.add(node.name)
     return {"NAME", "run"} <= names

@@ -133,6 +133,7 @@ class CaseModules(unittest.TestCase):
 
     def test_a_case_module_has_name_and_run(self):
         self.assertTrue(st.is_case_module(ast.parse(self.CASE)))
+        self.assertTrue(st.is_case_module(ast.parse('NAME, TITLE = "x", "y"\n\n\ndef run(ctx):\n    pass\n')))
         self.assertFalse(st.is_case_module(ast.parse("def run(ctx):\n    pass\n")))
         self.assertFalse(st.is_case_module(ast.parse("class C:\n    NAME = 1\n\n    def run(self):\n        pass\n")))
 

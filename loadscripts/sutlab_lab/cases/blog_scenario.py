@@ -1,89 +1,100 @@
-"""The blog write-up's scenario as it ran (000, steps 17-25), a row per stage beside the write-up's."""
+"""The blog write-up's scenario (000, steps 17-25), stage by stage, as a scale model of its machines at their
+largest (two web servers, a db.m5.2xlarge), fitted on its 8-user rows (blog000.py); the rest predicted."""
 
 import os
 
-from .. import cpubudget, dbindex, routeshare
-from ..errors import RunError
-from ..services import lab
-from . import checks as ck, texts
-from .common import REPO, LabRestart, cpu_share, load, loadavg, num, over, row_at, runs_table
+from .. import dbindex, routeshare
+from . import blog000 as b, checks as ck, texts
+from .common import LabRestart, cpu_range, cpu_share, fmt, load, loadavg, num, row_at, runs_table
+from .scale import Machine, Topology
 
-NAME = "blog-scenario"
-TITLE = "The blog scenario, stage by stage: count, index, two web servers, database CPU"
+NAME, TITLE = "blog-scenario", "The blog scenario, stage by stage: count, index, two web servers, database CPU"
 WRITEUP, INVENTED = texts.load(__name__)  # blog_scenario.md
-
-SIZE, STEP_SECONDS, WARMUP, INDEX_ROUTE = "large", 10, 20, "/api/articles"  # 8 s left logins in the window
-TWO = ("--instances", "2", "--lb", "haproxy")
-# name, count flag, infra/lab up options, name index on, db budget (cores), users
-STAGES = (("baseline", "--count-pagination", (), False, 0.5, (8, 32)),
-          ("count removed", "--no-count-pagination", (), False, 0.5, (8, 32)),
-          ("name index", "--no-count-pagination", (), True, 0.5, (32,)),
-          ("two web", "--no-count-pagination", TWO, True, 0.5, (32,)),
-          ("db x2", "--no-count-pagination", TWO, True, 1.0, (32,)),
-          ("db x4", "--no-count-pagination", TWO, True, 2.0, (64,)))
-# (stage, users): the write-up's rps, ms, db CPU %, line
-FIG = {("baseline", 8): (17, 98, 47, "L168"), ("baseline", 32): (32, 628, 99, "L169"),
-       ("count removed", 8): (19, 63, 25, "L180"), ("count removed", 32): (55, 200, 84, "L181"),
-       ("name index", 32): (63, 144, 66, "L186"), ("two web", 32): (34, 507, 100, "L221"),
-       ("db x4", 64): (120, 165, 81, "L227")}
-STEPS = ((("baseline", 8), ("count removed", 8)), (("baseline", 32), ("count removed", 32)),
-         (("count removed", 32), ("name index", 32)), (("name index", 32), ("two web", 32)),
-         (("two web", 32), ("db x4", 64)))
-TIERS = ((("baseline", 32), "L169, L171"), (("two web", 32), "L221, L222"), (("db x2", 32), "L223"))
+STEP_SECONDS, WARMUP, INDEX_ROUTE, TWO = 30, 20, "/api/articles", ("--instances", "2", "--lb", "haproxy")
+# name, count flag, infra/lab up options, name index on, the stage's machines (vCPU), users
+STAGES = (("baseline", "--count-pagination", (), False, {}, (8, 32)),
+          ("count removed", "--no-count-pagination", (), False, {}, (8, 32)),
+          ("name index", "--no-count-pagination", (), True, {}, (32,)),
+          ("two web", "--no-count-pagination", TWO, True, {"web": 4}, (32,)),
+          ("db x2", "--no-count-pagination", TWO, True, {"web": 4, "db": 4}, (32,)),
+          ("db x4", "--no-count-pagination", TWO, True, {"web": 4, "db": 8}, (64,)))
+# (stage, users): the write-up's row (the 8-user ones are the model's anchors)
+ROWS = {("baseline", 8): dict(b.L168, cite="000 L168"), ("count removed", 8): dict(b.L180, cite="000 L180"),
+        ("baseline", 32): dict(cite="000 L169", rps=32, ms=628, web=(30, 50), db=99),
+        ("count removed", 32): dict(cite="000 L181", rps=55, ms=200, web=(65, 90), db=84),
+        ("name index", 32): dict(cite="000 L186", rps=63, ms=144, web=(50, 80), db=66),
+        ("two web", 32): dict(cite="000 L221", rps=34, ms=507, web=20, db=100),
+        ("db x4", 64): dict(cite="000 L227", rps=120, ms=165, web=70, db=81)}
+STEPS = ((("baseline", 32), ("count removed", 32)), (("count removed", 32), ("name index", 32)),
+         (("name index", 32), ("two web", 32)), (("two web", 32), ("db x4", 64)))
+TIERS = ((("baseline", 32), "000 L169, L171"), (("two web", 32), "000 L221, L222"), (("db x2", 32), "000 L223"))
+TOPOLOGY, FITS, S = Topology(
+    [b.WEB, Machine("web", "a second m5.large behind the ALB, from step 22 (type inferred)", 2, "000 L204"),
+     Machine("db", "the database: db.m5.large (inferred), then db.m5.xlarge, then db.m5.2xlarge", 8, "000 L223-L224"),
+     b.LOAD], b.LOAD + "; 8, 32 and 64 users (L168-L227)", b.UNSTATED), \
+    b.FITS, 1.4 / 12
+WHY_S = "1.4 cores for the 12 vCPU of its last stage: two web servers and a db.m5.2xlarge"
 
 
 def run(ctx):
-    if ctx.netns or not cpubudget.available():
-        raise RunError("blog-scenario needs the single-box lab and a writable cgroup cpu controller (cpubudget.py)")
-    before, runs, shown, up, dropped, secs = loadavg(), {}, {}, None, False, ctx.seconds(STEP_SECONDS)
+    model, before, runs, up, dropped, secs = ctx.scale(TOPOLOGY, S, FITS, WHY_S), loadavg(), {}, None, False, \
+        ctx.seconds(STEP_SECONDS)
     try:
-        for name, count, opts, index, cores, users in STAGES:
-            if opts != up:
-                ctx.up(SIZE, ["--workers", "2", count], *opts)
-                if up is None:
-                    ctx.lab("seed", SIZE)  # up keeps the data a database holds
-                up = opts
-            LabRestart(ctx).apply(["--workers", "2", count], name)
+        knobs = b.prepare(ctx, model, ["--count-pagination"], secs, WARMUP)
+        for name, count, opts, index, vcpus, users in STAGES:
+            model.stage(web=vcpus.get("web", 2), db=vcpus.get("db", 2))
+            if opts != up and up is not None:
+                ctx.up("small" if ctx.quick or model.full else model.knob("size"), b.BASE + knobs + [count], *opts)
+            up = opts
+            LabRestart(ctx).apply(b.BASE + knobs + [count], name)
             if dropped == index:  # dropped for the stages without it, restored for the others
                 ctx.run(dbindex.command("on" if index else "off", dbindex.USERS_BY_NAME), "the name index")
                 dropped = not index
-            db = lab.roots(os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var"))["db"][0]
-            with cpubudget.budget({"db": [db]}, {"db": cores}):
-                runs[name] = ctx.steps(name, load("locust", users, secs, WARMUP) + [
-                    "--scenario", "blog-writeup", "--locust-arg=--fixture-users=10000"])
-            shown["%s, db %g core" % (name, cores)] = [dict(r, db_pct=100 * (cpu_share(r, "db") or 0))
-                                                        for r in runs[name]]
+            runs[name] = ctx.steps(name, load("locust", users, secs, WARMUP) + ["--scenario", "blog-writeup",
+                                   "--locust-arg=--fixture-users=1000"] + b.think_args(model))
     finally:
         if dropped:
             ctx.run(dbindex.command("on", dbindex.USERS_BY_NAME), "the name index")
         ctx.lab("down")
     routes = routeshare.read_csv(os.path.join(ctx.out, "baseline", "routes.csv")).get(32.0, [])
-    return ["Locust `--scenario blog-writeup`, `%s` fixtures, %d s a level; load average %s before, %s after"
-            % (SIZE, secs, before, loadavg()),
-            runs_table(["stage", "users", "req/s", "mean ms", "db CPU % of budget", "verdict"], shown,
-                       ("rps", "mean_ms", "db_pct", "verdict")),
+    shown = {k: [dict(r, web=100 * (cpu_share(r, "web") or 0), db=100 * (cpu_share(r, "db") or 0)) for r in v]
+             for k, v in runs.items()}
+    return ["Locust `blog-writeup`, %d s a level after %d s of warm-up, `%s`; load average %s before, %s after"
+            % (secs, WARMUP, " ".join(b.BASE + knobs), before, loadavg()),
+            runs_table(["stage", "users", "req/s", "mean ms", "web CPU % of budget", "db CPU % of budget", "verdict"],
+                       shown, ("rps", "mean_ms", "web", "db", "verdict")),
             "Baseline at 32 users, server time per route (the write-up's APM: articles.index, 000 L173):\n\n" +
-            "\n".join("| %s | %.1f %% |" % (r, 100 * s) for r, s in routes)], checks(runs, routes)
+            "\n".join("| %s | %.1f %% |" % (r, 100 * s) for r, s in routes)], checks(runs, routes, model)
 
 
-def checks(runs, routes):
+def checks(runs, routes, model):
     """runs: {stage: steps.csv rows}; routes: the baseline's at 32 users (routeshare.read_csv)."""
-    at = lambda key: row_at(runs.get(key[0], []), key[1])  # noqa: E731
-    out = []
-    for a, b in STEPS:
-        (rps_a, ms_a, _, la), (rps_b, ms_b, _, lb) = FIG[a], FIG[b]
-        what, cite = "%s %d -> %s %d" % (a + b), "000 %s, %s" % (la, lb)
-        out += [ck.ratio(what + ": req/s", cite, rps_b / rps_a, over(at(b), at(a), "rps"),
-                         writeup="%d / %d = %.2fx" % (rps_b, rps_a, rps_b / rps_a)),
-                ck.ratio(what + ": mean ms", cite, ms_b / ms_a, over(at(b), at(a), "mean_ms"),
-                         writeup="%d / %d = %.2fx" % (ms_b, ms_a, ms_b / ms_a))]
-        if rps_b > rps_a:
-            out.append(ck.direction(what + ": req/s up", cite, "%d -> %d" % (rps_a, rps_b),
-                                    num(at(a), "rps"), num(at(b), "rps")))
-    out += [ck.share("%s %d: db CPU of its budget" % key, "000 " + f[3], f[2], cpu_share(at(key), "db"))
-            for key, f in FIG.items()]
-    out += [ck.tier("%s %d: the tier that limits" % key, "000 " + cite, "db", [at(key).get("verdict") or ""])
+    at, out = (lambda key: row_at(runs.get(key[0], []), key[1])), []  # noqa: E731
+    for key, w in ROWS.items():
+        r, what = at(key), "%s, %d users: " % key
+        if key[1] == 8:
+            out.append(ck.set_by(what + "req/s, ms", w["cite"], "%d, %d ms" % (w["rps"], w["ms"]), "an anchor of the fits",
+                                 "%s, %s ms" % (fmt(num(r, "rps"), 1), fmt(num(r, "mean_ms"), 0))))
+            continue
+        out += [ck.set_by(what + "req/s", w["cite"], "%d (x%.3g: %.1f)" % (w["rps"], model.rate(1), model.rate(w["rps"])),
+                          "follows from the latency: users / (latency + think time)", fmt(num(r, "rps"), 1)),
+                ck.latency(what + "mean latency", w["cite"], model.time(w["ms"]) / 1000.0, num(r, "mean_ms"),
+                           "%d ms (/ s: %.0f ms)" % (w["ms"], model.time(w["ms"]))),
+                ck.share(what + "db CPU of its budget", w["cite"], w["db"], cpu_share(r, "db")),
+                (cpu_range if isinstance(w["web"], tuple) else ck.share)(what + "web CPU of its budget", w["cite"],
+                                                                         w["web"], cpu_share(r, "web"))]
+    for a, z in STEPS:
+        wa, wz = ROWS[a], ROWS[z]
+        ratio = num(at(z), "rps") / num(at(a), "rps") if num(at(z), "rps") and num(at(a), "rps") else None
+        what, cite = "%s %d -> %s %d: req/s" % (a + z), "%s, %s" % (wa["cite"], wz["cite"][4:])
+        out.append(ck.quotient(what, cite, (wz["rps"], wa["rps"]), ratio, part="bottleneck"))
+        if wz["rps"] > wa["rps"] and wz["rps"] / wa["rps"] / ck.RATIO_BAND < 1:  # a band that admits a fall
+            out.append(ck.direction(what + " up", cite, "%d -> %d" % (wa["rps"], wz["rps"]), num(at(a), "rps"),
+                                    num(at(z), "rps")))
+    out += [ck.tier("%s, %d users: the tier that limits" % key, cite, "db", [at(key).get("verdict") or ""])
             for key, cite in TIERS]
     top = routes[0][0] if routes else "-"
     return out + [ck.Check("baseline 32: the route with the most server time", INDEX_ROUTE + " (articles.index)",
-                           "000 L173", top, "the index page first", top == INDEX_ROUTE, "tier")]
+                           "000 L173", top, "the index page first", top == INDEX_ROUTE, "tier"),
+                  ck.not_limited_by_load("every step: not the load tool", "000 L9",
+                                         [r.get("verdict") for rows in runs.values() for r in rows])]

@@ -79,16 +79,24 @@ class Model:
     def __init__(self, topology, s, fits=(), why_s="", full=False, measured=None):
         self.topology, self.s, self.fits, self.why_s, self.full = topology, s, list(fits), why_s, full
         self.measured = dict(measured or {})  # what calibrate.py measured of sutlab itself, for the fits
+        self.vcpus_now = {}  # a stage's machines where they differ from the topology's (stage())
         if not full and not 0 < s <= 1:
             raise ValueError("a scale factor is a share of a core per vCPU, in (0, 1]: %r" % s)
 
     # -- what the run uses
 
     def budgets(self):
-        """{tier: cores} of the server tiers whose vCPUs the write-up states; {} at full speed."""
+        """{tier: cores} of the server tiers whose vCPUs the write-up states (for the stage that
+        runs: stage()); {} at full speed."""
         if self.full:
             return {}
-        return {t: self.s * self.topology.vcpus(t) for t in SERVER_TIERS if self.topology.vcpus(t)}
+        vcpus = {t: self.vcpus_now.get(t, self.topology.vcpus(t)) for t in SERVER_TIERS}
+        return {t: self.s * v for t, v in vcpus.items() if v}
+
+    def stage(self, **vcpus):
+        """A stage of the write-up on other machines (two web servers: web=4; a bigger database:
+        db=8): the budgets follow until the next stage() (none given: the topology's again)."""
+        self.vcpus_now = dict(vcpus)
 
     def knob(self, name, full_speed=0):
         """A fitted knob's value (full_speed at full speed)."""
