@@ -53,13 +53,13 @@ def think_fit(cite, users, rps, ms):
     return Fit("think time", cite, dict(users=users, rps=rps, ms=ms), compute, " s")
 
 
-def app_cpu_fit(cite, rps, web):
+def app_cpu_fit(cite, rps, web, knob="--app-cpu-us"):
     """--app-cpu-us: PHP's CPU a request on the row, less sutlab's own (calibrate.own)."""
     def compute(f, model):
         php, own = per_request_us(f["rps"], f["web"]), model.measured["own"].web_us
         return max(0, int(round(php - own))), "%s %% x %d vCPU / %d req/s = %.0f us; less sutlab's own %.0f us" % (
             _pct(f["web"]), VCPU, f["rps"], php, own)
-    return Fit("--app-cpu-us", cite, dict(rps=rps, web=web), compute, " us")
+    return Fit(knob, cite, dict(rps=rps, web=web), compute, " us")
 
 
 def db_work_fit(cite, rps, db):
