@@ -16,6 +16,7 @@ brings in
     --step-size/--step-hold/--steps/--step-rate: the step shape (stepload.py)
     --ramp-up SECONDS     JMeter's ramp-up: -u users started evenly over SECONDS (SUTLAB_RAMP_UP, 0 = off)
     --print-responses [FILE|-]  every response written out, a blocking write each (SUTLAB_PRINT_RESPONSES, off)
+    --client-cpu-us US    the load generator's own CPU a request, spent after each response (SUTLAB_CLIENT_CPU_US, 0)
 - sutlab_recorder.py: with --csv PREFIX, PREFIX_seconds.csv (exact per-second percentiles),
   PREFIX_steps.csv (per user level) and PREFIX_flags.txt (the flags in force).
 - sutlab_responses.py: --print-responses, the TPS-trend write-up's load script that printed every
@@ -29,6 +30,7 @@ import json
 import logging
 import random
 import threading
+import time
 import urllib.request
 
 import locust.runners
@@ -50,6 +52,25 @@ if not getattr(locust.runners, "__version__", "x"):
     locust.runners.__version__ = "2.12.1"
 
 log = logging.getLogger("sutlab")
+
+
+_CLIENT_CPU_S = [0.0]  # --client-cpu-us, in seconds, read once at init
+
+
+@events.init.add_listener
+def _client_cpu(environment, **_kw):
+    _CLIENT_CPU_S[0] = max(0, opt(environment, "client_cpu_us")) / 1e6
+
+
+@events.request.add_listener
+def _spend_client_cpu(**_kw):
+    """--client-cpu-us: the process's own CPU time, spent after each response (a heavier tool's
+    cost a request). Process CPU time, not wall time: on a shared or budgeted core, a request
+    still costs its CPU. gevent runs every user of a process on one thread, so they all wait."""
+    if _CLIENT_CPU_S[0] > 0:
+        until = time.process_time() + _CLIENT_CPU_S[0]
+        while time.process_time() < until:
+            pass
 
 
 @events.init.add_listener

@@ -25,6 +25,7 @@ DEFAULTS = {
     "step_settle": ("SUTLAB_STEP_SETTLE", "2"),
     "ramp_up": ("SUTLAB_RAMP_UP", "0"),
     "print_responses": ("SUTLAB_PRINT_RESPONSES", ""),
+    "client_cpu_us": ("SUTLAB_CLIENT_CPU_US", "0"),
 }
 
 
@@ -79,6 +80,11 @@ def _add_arguments(parser, **_kw):
                    help="JMeter's ramp-up: the -u users are started evenly over SECONDS (30, 2.5, 30s, "
                         "2m), i.e. a spawn rate of users/SECONDS that replaces -r; 0 = off "
                         "[SUTLAB_RAMP_UP] (default %(default)s)")
+    g.add_argument("--client-cpu-us", type=int, default=int(_default("client_cpu_us")), metavar="US",
+                   help="CPU the load generator spends of its own a request, in microseconds, as a heavier "
+                        "tool would (a JVM's nGrinder: the case delivery-scaleout fits it); spent after each "
+                        "response, on the user's process, so a worker's other users wait as they would "
+                        "[SUTLAB_CLIENT_CPU_US] (default %(default)s)")
     g.add_argument("--print-responses", nargs="?", const="-", default=_default("print_responses"),
                    metavar="FILE|-",
                    help="write every response, one line 'STATUS BODY', with a blocking write and "

@@ -149,6 +149,32 @@ def budget(roots, cores, root=ROOT, hierarchy=None):
             _remove(group)
 
 
+@contextlib.contextmanager
+def empty(name, cores, root=ROOT, hierarchy=None):
+    """A group of `cores` with no process yet, for one started inside the block to join itself
+    (the load tool: stepped.LOAD_GROUP, through its preexec_fn, before it execs). Yields the
+    group's cgroup.procs path; on the way out its members go back and it is removed."""
+    quota_us(cores)
+    h = hierarchy or detect(root)
+    if h is None or not h.writable():
+        raise OSError(errno.EACCES, "no writable cgroup cpu controller under %s" % root)
+    group = h.make("%s-%d" % (name, os.getpid()), cores)
+    home = h.mount if h.version == 1 else h.home(os.getpid())
+    try:
+        yield os.path.join(group, "cgroup.procs")
+    finally:
+        for pid in _members(group):
+            _move(home, pid)
+        _remove(group)
+
+
+def join(procs_file):
+    """Moves the calling process into the group whose cgroup.procs is procs_file (a preexec_fn's
+    step: the child joins before it execs, so every thread and child of the tool is in it)."""
+    with open(procs_file, "w") as f:
+        f.write("%d\n" % os.getpid())
+
+
 def cgroup_path(pid, version=1, proc="/proc"):
     """pid's cgroup path: of the v1 cpu controller, or of the v2 unified hierarchy (its 0:: line)."""
     try:

@@ -13,13 +13,23 @@ import signal
 import subprocess
 import time
 
-from . import report, tiers, verdict
+from . import cpubudget, report, tiers, verdict
 from .services import metrics
 from .services import procs
 from . import progress as ticking
 
 CSV_COLUMNS = ("level", "rps", "success", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "errors", "verdict", "reason")
 OPEN_SHORTFALL = 0.05  # an open-model tool that started fewer arrivals than asked by this much is saturated
+# A scale model's budget of the load tool (cases/scale.py, when the write-up's load generator is one of
+# its machines): the cgroup.procs file every load tool of a step joins before it execs, or None.
+LOAD_GROUP = None
+
+
+def _start_tool():
+    """preexec_fn of a step's load tool: dies with the thread that started it; joins LOAD_GROUP."""
+    procs.die_with_parent()
+    if LOAD_GROUP:
+        cpubudget.join(LOAD_GROUP)
 
 
 class Step:
@@ -30,7 +40,7 @@ class Step:
         self.log = open(log_path, "w")
         # a process group of its own: a distributed Locust's workers end with the step
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
-                                     preexec_fn=procs.die_with_parent, start_new_session=True)
+                                     preexec_fn=_start_tool, start_new_session=True)
 
     def wait(self, timeout):
         """(exit status, output); status None when the tool outlived `timeout` seconds and was

@@ -344,7 +344,7 @@ class Sampler:
         cores = allowed_cores(pids) if pids else self._allowed.get(tier) or allowed_cores(self.roots[tier])
         declared = {"load": self._load_declared, "lb": self._lb_declared}.get(tier)
         capacity = max(1, min(cores, declared if declared is not None else active))
-        if tier != "load" and self.roots[tier]:  # a CPU budget (cpubudget.py's CFS quota) caps it, under a core too
+        if self.roots[tier]:  # a CPU budget (cpubudget.py's CFS quota) caps it, under a core too
             quota = cpubudget.quota_cores(self.roots[tier][0])
             capacity = min(capacity, quota) if quota else capacity
         return {"cpu_s": cpu, "wait_s": wait, "writing_s": writing, "elapsed_s": elapsed,

@@ -12,6 +12,7 @@ request and what sutlab and PostgreSQL spend here, so they are measured, not gue
 Each is printed in the fits' arithmetic, so a reader sees what was measured and what was fitted.
 """
 
+import os
 import re
 import subprocess
 
@@ -27,14 +28,15 @@ ASIDE = ("/metrics", "/health_check", "/readyz", "static", "unmatched")
 
 class Own:
     """sutlab's own costs per app request over one stage (µs of CPU), its statements per app
-    request, and each route's share of the app requests."""
+    request, each route's share of the app requests, and the load tool's own CPU a request."""
 
-    def __init__(self, web_us, db_us, statements, routes, rps):
+    def __init__(self, web_us, db_us, statements, routes, rps, load_us=0.0):
         self.web_us, self.db_us, self.statements, self.routes, self.rps = web_us, db_us, statements, routes, rps
+        self.load_us = load_us
 
     def __repr__(self):
-        return "Own(web %.0f us, db %.0f us, %.2f statements a request, %.0f req/s)" % (
-            self.web_us, self.db_us, self.statements, self.rps)
+        return "Own(web %.0f us, db %.0f us, load tool %.0f us, %.2f statements a request, %.0f req/s)" % (
+            self.web_us, self.db_us, self.load_us, self.statements, self.rps)
 
 
 def _counts(url):
@@ -54,11 +56,12 @@ def own(ctx, label, steps_args, url):
     routes1, statements1 = _counts(url)
     requests = sum(routes1.values()) - sum(routes0.values())
     r = rows[-1]
-    rps, web, db = num(r, "rps"), num(r, "cpu_web_pct"), num(r, "cpu_db_pct")
+    rps, web, db, tool = (num(r, k) for k in ("rps", "cpu_web_pct", "cpu_db_pct", "cpu_load_pct"))
     if not rps or web is None or db is None or requests <= 0:
         raise RunError("calibration %s measured nothing (req/s %s, app requests %s)" % (label, rps, requests))
     shares = {k: (v - routes0.get(k, 0.0)) / requests for k, v in routes1.items()}
-    return Own(1e4 * web / rps, 1e4 * db / rps, (statements1 - statements0) / requests, shares, rps)
+    return Own(1e4 * web / rps, 1e4 * db / rps, (statements1 - statements0) / requests, shares, rps,
+               1e4 * (tool or 0.0) / rps)
 
 
 def _psql_times(sql, times=5, db_url=None):
@@ -87,17 +90,19 @@ def count_us_per_row(db_url=None):
     return 1000.0 * _psql_times("SELECT count(*) FROM articles", db_url=db_url) / rows, rows
 
 
-def measure(ctx, model, steps_args):
-    """model.measured: own (a stage `calibrate` of steps_args at full speed), work_us (the
-    database's work loop) and count_us_per_row, each said in OUT/commands.log."""
+def measure(ctx, model, steps_args, database=True):
+    """model.measured: own (a stage `calibrate` of steps_args at full speed) and, with database,
+    work_us (the database's work loop) and count_us_per_row, each said in OUT/commands.log."""
     model.measured["own"] = own(ctx, "calibrate", steps_args, ctx.url or _lab_url())
-    model.measured["work_us"] = work_speed()
-    model.measured["count_us_per_row"], rows = count_us_per_row()
-    ctx.note("# calibrated: %r; --db-work: %.2f us a unit; count(*): %.4f us a row over %d" % (
-        model.measured["own"], model.measured["work_us"], model.measured["count_us_per_row"], rows))
+    said = ["%r" % model.measured["own"]]
+    if database:
+        model.measured["work_us"] = work_speed()
+        model.measured["count_us_per_row"], rows = count_us_per_row()
+        said += ["--db-work: %.2f us a unit" % model.measured["work_us"],
+                 "count(*): %.4f us a row over %d" % (model.measured["count_us_per_row"], rows)]
+    ctx.note("# calibrated: " + "; ".join(said))
     return model.measured
 
 
 def _lab_url():
-    import os
     return "http://127.0.0.1:%s" % os.environ.get("SUTLAB_LAB_PORT", "8080")

@@ -6,11 +6,12 @@ checks.py's)."""
 import contextlib
 import csv
 import os
+import re
 import shlex
 import subprocess
 import time
 
-from .. import LOADSCRIPTS, REPO, cpubudget, engine, loadargv, loads
+from .. import LOADSCRIPTS, REPO, cpubudget, engine, loadargv, loads, stepped
 from ..cli import Usage
 from ..commands import plot, steps as steps_command
 from ..errors import RunError
@@ -151,14 +152,20 @@ class Context:
         if not budgets:
             yield
             return
+        load = budgets.pop("load", None)
         roots = lab.roots(os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var"))
         missing = [t for t in budgets if not roots.get(t)]
         if missing:
             raise RunError("the scale model budgets %s, which the lab does not run" % ", ".join(missing))
-        with cpubudget.budget(roots, budgets) as groups:
-            self.note("# CPU budgets: %s" % ", ".join("%s %.2f core (%s)" % (t, budgets[t], groups[t])
-                                                     for t in sorted(groups)))
-            yield
+        with cpubudget.budget(roots, budgets) as groups, \
+                (cpubudget.empty("load", load) if load else contextlib.nullcontext()) as load_group:
+            self.note("# CPU budgets: %s" % ", ".join(["%s %.2f core (%s)" % (t, budgets[t], groups[t])
+                                                      for t in sorted(groups)] + (["load %.2f core" % load] if load else [])))
+            stepped.LOAD_GROUP = load_group
+            try:
+                yield
+            finally:
+                stepped.LOAD_GROUP = None
 
     def busy_machine(self, before):
         """What the verdict line warns of, or None: a load average over 1.0 before the run, or CPU
@@ -342,6 +349,11 @@ def error_count(row, *kinds):
         if k in kinds:
             total += int(n)
     return total
+
+
+def failures(row):
+    """Every failure of a steps.csv row, whatever its kind ("kind:n kind:n", a kind may hold spaces)."""
+    return sum(int(n) for n in re.findall(r":(\d+)(?=\s|$)", str(row.get("errors") or "")))
 
 
 def over(a, b, key):

@@ -1,63 +1,52 @@
-"""The make-delivery write-up's first step: one application server answering the store listing by
-category from MySQL, then from a Redis cache. The lab replays the flip (PostgreSQL against Redis)
-on sutlab and holds the two rates, their ratio, the direction and the limiting tier to the
-write-up's figures (001 L47, L53). The write-up's later steps (nginx in front, a second server, a
-larger load generator: 001 L57-L111) are not replayed here."""
+"""The make-delivery write-up's first step (001 L47, L53) as a scale model of its machines
+(delivery001.py): one WAS answering the store listing by category from MySQL, then from a Redis
+cache; past 1,000 users it could not keep up. Fitted on a later step (001 L79, which this case does
+not judge); both rates, the cache's ratio and the limit past 1,000 users are predicted."""
 
-from . import checks as c, texts
-from .common import flip_run, load
+from . import calibrate, checks as ck, delivery001 as d, texts
+from .common import failures, loadavg, num, row_at, runs_table
 
-NAME = "redis-cache"
-TITLE = "The store listing, from PostgreSQL and from Redis"
+NAME, TITLE = "redis-cache", "The store listing, from PostgreSQL and from Redis"
 WRITEUP, INVENTED = texts.load(__name__)  # redis_cache.md
-
-LEVELS = "16,64"
-STEP_SECONDS = 10
-
-# 1800대 = 1,800-1,899 TPS from Redis and 1000대 = 1,000-1,999 TPS from MySQL (001 L47).
-REDIS_LOW, REDIS_HIGH = 1800, 1899
-DB_LOW, DB_HIGH = 1000, 1999
-# The ratio's ends from those ranges: 1800 / 1999 = 0.9005 (fastest MySQL, slowest Redis) and
-# 1899 / 1000 = 1.899 (the other way round). The low end is below 1 because the words allow it;
-# the direction check holds the write-up's claim that the cache was the faster.
-RATIO_LOW, RATIO_HIGH = REDIS_LOW / DB_HIGH, REDIS_HIGH / DB_LOW
+STEP_SECONDS, WARMUP, BASE, USERS = 20, 10, ["--workers", "2"], (1000, 3000)
+TOPOLOGY, FITS, S = d.TOPOLOGY, d.FITS, d.S
 
 
 def run(ctx):
-    seconds = ctx.seconds(STEP_SECONDS)
-    return flip_run(
-        ctx, ["--workers", "2"], (("PostgreSQL", ["--no-redis-cache"]), ("Redis", ["--redis-cache"])),
-        load("wrk", LEVELS, seconds, script="stores_by_category.lua"),
-        "wrk `stores_by_category.lua`, levels %s connections, %d s each, `small` fixtures, `--workers 2`"
-        % (LEVELS, seconds),
-        ["listing from", "connections", "req/s", "p99 ms", "web busy %", "db busy %", "redis busy %", "load busy %",
-         "verdict"], ("rps", "p99_ms", "busy_web", "busy_db", "busy_redis", "busy_load", "verdict"), checks,
-        size="small", reseed=True)
+    model, before, secs = ctx.scale(TOPOLOGY, S, FITS, d.WHY_S), loadavg(), ctx.seconds(STEP_SECONDS)
+    model.stage(web=2, lb=0, load=4)  # one WAS, no nginx, nGrinder of 4 vCPU (001 L65: before L69's upgrade)
+    try:
+        ctx.up("small", BASE + ["--redis-cache"])
+        ctx.lab("seed", "small")
+        if not model.full:  # sutlab's and Locust's own costs, at full speed
+            calibrate.measure(ctx, model, d.locust(model, [200], secs, WARMUP, client=False), database=False)
+        runs = {}
+        for label, cache, users in (("Redis", "--redis-cache", USERS), ("PostgreSQL", "--no-redis-cache", USERS[:1])):
+            ctx.lab("restart", "--", *(BASE + d.knobs(model) + [cache]))
+            runs[label] = ctx.steps(label, d.locust(model, users, secs, WARMUP))
+    finally:
+        ctx.lab("down")
+    return ["Locust on GET %s<random>, %d s a step after %d s of warm-up, `%s`; load average %s before, %s after"
+            % (d.PATH, secs, WARMUP, " ".join(BASE + d.knobs(model)), before, loadavg()),
+            runs_table(["listing from", "users", "TPS", "mean ms", "errors", "verdict"], runs,
+                       ("rps", "mean_ms", "errors", "verdict"))], checks(runs, model)
 
 
-def best(rows):
-    """The step with the most req/s (a failed step's empty rps counts as none)."""
-    return max(rows, key=lambda r: r["rps"] if isinstance(r.get("rps"), float) else -1.0)
-
-
-def _rps(row):
-    return row["rps"] if isinstance(row.get("rps"), float) else None
-
-
-def checks(runs):
-    """The write-up's figures (001 L47, L53) against the best step of each run."""
-    db, redis = best(runs["PostgreSQL"]), best(runs["Redis"])
-    most = max(runs["Redis"], key=lambda r: r["level"])  # 001 L53: the most users
-    db_rps, redis_rps = _rps(db), _rps(redis)
-    ratio = redis_rps / db_rps if db_rps and redis_rps is not None else None
+def checks(runs, model):
+    """The write-up's figures (001 L47, L53) against {"Redis": rows, "PostgreSQL": rows}."""
+    cached, db = row_at(runs.get("Redis", []), 1000), row_at(runs.get("PostgreSQL", []), 1000)
+    most = row_at(runs.get("Redis", []), USERS[-1])
+    tps = num(cached, "rps"), num(db, "rps")
+    errors = [num(r, "rps") and failures(r) / num(r, "rps") for r in (cached, most)]
     return [
-        c.value("from the database, req/s", "001 L47", "in the 1,000 range", db_rps, DB_LOW, DB_HIGH),
-        c.value("from Redis, req/s", "001 L47", "in the 1,800 range", redis_rps, REDIS_LOW, REDIS_HIGH),
-        c.ratio("Redis / database, req/s", "001 L47", 1.8, ratio, writeup="1,800 range / 1,000 range",
-                low=RATIO_LOW, high=RATIO_HIGH),
-        c.direction("the cache raises req/s", "001 L47", "1,000 range -> 1,800 range", db_rps, redis_rps),
-        c.tier("one cached server at its most users: the tier that limits", "001 L53", "web",
-               [v for v in (most.get("verdict"),) if v]),
-        c.set_by("rows in a listing", "001 L19", "about 100", "`small` fixtures: 100 stores a category"),
-        c.set_by("the server's cores", "001 L47", "2 vCPU", "--workers 2 on this 2-core machine"),
-    ]
+        ck.rate("from Redis, 1,000 users: TPS", "001 L47", "in the 1,800 range (x%.3g: %.0f)" % (S, model.rate(1800)),
+                model.rate(1800), tps[0]),
+        ck.rate("from the database, 1,000 users: TPS", "001 L47", "in the 1,000 range (x%.3g: %.0f)" % (
+            S, model.rate(1000)), model.rate(1000), tps[1]),
+        ck.direction("errors a request, 1,000 -> 3,000 users", "001 L53", "surged", errors[0], errors[1]),
+        ck.quotient("Redis / database: TPS", "001 L47", (1800, 1000), tps[0] / tps[1] if all(tps) else None,
+                    part="bottleneck"),
+        ck.tier("3,000 users: the tier that limits", "001 L53", "web", [most.get("verdict") or ""]),
+        ck.not_limited_by_load("every step: not the load tool", "001 L47",
+                               [r.get("verdict") for rows in runs.values() for r in rows])]
+

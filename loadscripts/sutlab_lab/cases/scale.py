@@ -28,6 +28,8 @@ from ..report import table
 from . import checks
 
 SERVER_TIERS = ("web", "db", "redis", "lb")
+# the load tier is budgeted too when the write-up's load generator is one of the model's machines
+# (a Machine("load", ..., vcpu) with its vCPUs stated): the write-up named it the limit somewhere
 
 
 class Machine:
@@ -90,7 +92,7 @@ class Model:
         runs: stage()); {} at full speed."""
         if self.full:
             return {}
-        vcpus = {t: self.vcpus_now.get(t, self.topology.vcpus(t)) for t in SERVER_TIERS}
+        vcpus = {t: self.vcpus_now.get(t, self.topology.vcpus(t)) for t in SERVER_TIERS + ("load",)}
         return {t: self.s * v for t, v in vcpus.items() if v}
 
     def stage(self, **vcpus):
