@@ -40,7 +40,7 @@ def run(ctx):
     model, before, runs, up, dropped, secs = ctx.scale(TOPOLOGY, S, FITS, WHY_S), loadavg(), {}, None, False, \
         ctx.seconds(STEP_SECONDS)
     try:
-        knobs = b.prepare(ctx, model, ["--count-pagination"], secs, WARMUP)
+        knobs = b.prepare(ctx, model, ["--count-pagination"], secs, ctx.warmup(WARMUP))
         for name, count, opts, index, vcpus, users in STAGES:
             model.stage(web=vcpus.get("web", 2), db=vcpus.get("db", 2))
             if opts != up and up is not None:
@@ -50,7 +50,7 @@ def run(ctx):
             if dropped == index:  # dropped for the stages without it, restored for the others
                 ctx.run(dbindex.command("on" if index else "off", dbindex.USERS_BY_NAME), "the name index")
                 dropped = not index
-            runs[name] = ctx.steps(name, load("locust", users, secs, WARMUP) + ["--scenario", "blog-writeup",
+            runs[name] = ctx.steps(name, load("locust", users, secs, ctx.warmup(WARMUP)) + ["--scenario", "blog-writeup",
                                    "--locust-arg=--fixture-users=1000"] + b.think_args(model))
     finally:
         if dropped:
@@ -60,7 +60,7 @@ def run(ctx):
     shown = {k: [dict(r, web=100 * (cpu_share(r, "web") or 0), db=100 * (cpu_share(r, "db") or 0)) for r in v]
              for k, v in runs.items()}
     return ["Locust `blog-writeup`, %d s a level after %d s of warm-up, `%s`; load average %s before, %s after"
-            % (secs, WARMUP, " ".join(b.BASE + knobs), before, loadavg()),
+            % (secs, ctx.warmup(WARMUP), " ".join(b.BASE + knobs), before, loadavg()),
             runs_table(["stage", "users", "req/s", "mean ms", "web CPU % of budget", "db CPU % of budget", "verdict"],
                        shown, ("rps", "mean_ms", "web", "db", "verdict")),
             "Baseline at 32 users, server time per route (the write-up's APM: articles.index, 000 L173):\n\n" +

@@ -49,6 +49,10 @@ class Context:
         """A step's seconds: the write-up's, or --duration when given (a quick look)."""
         return self.duration or full
 
+    def warmup(self, full):
+        """A step's warm-up: the case's, or at most --duration for a quick look."""
+        return min(full, self.duration) if self.quick else full
+
     def scale(self, topology, s, fits=(), why_s=""):
         """The case's scale model (at --full-speed, none: scale.Model(full=True)), kept on the
         context: ctx.steps puts each server tier under its budget while it measures."""

@@ -20,15 +20,15 @@ TOPOLOGY, FITS = b.topology(b.LOAD + "; 8 and 32 users (L168-L169, L180-L181)"),
 def run(ctx):
     model, before, secs = ctx.scale(TOPOLOGY, b.S, FITS, b.WHY_S), loadavg(), ctx.seconds(STEP_SECONDS)
     try:
-        knobs = b.prepare(ctx, model, ["--no-count-pagination"], secs, WARMUP)
-        steps = load("locust", LEVELS, secs, WARMUP) + b.SCENARIO + b.think_args(model)
+        knobs = b.prepare(ctx, model, ["--no-count-pagination"], secs, ctx.warmup(WARMUP))
+        steps = load("locust", LEVELS, secs, ctx.warmup(WARMUP)) + b.SCENARIO + b.think_args(model)
         with dbindex.dropped(ctx.run, dbindex.USERS_BY_NAME):  # the write-up indexed the users' name after (L183)
             runs = sweep(ctx, [(c, b.BASE + knobs + [flag]) for c, flag in (("off", "--no-count-pagination"),
                                                                             ("on", "--count-pagination"))], steps)
     finally:
         ctx.lab("down")
     return ["Locust `blog-writeup`, levels %s users, %d s each after %d s of warm-up, `%s`, %s dropped; load average "
-            "%s before, %s after" % (",".join(map(str, LEVELS)), secs, WARMUP, " ".join(b.BASE + knobs),
+            "%s before, %s after" % (",".join(map(str, LEVELS)), secs, ctx.warmup(WARMUP), " ".join(b.BASE + knobs),
                                      dbindex.USERS_BY_NAME, before, loadavg()),
             runs_table(["count", "users", "req/s", "mean ms", "p99 ms", "web CPU %", "db CPU %", "verdict"],
                        {k: [dict(r, web=100 * (cpu_share(r, "web") or 0), db=100 * (cpu_share(r, "db") or 0))

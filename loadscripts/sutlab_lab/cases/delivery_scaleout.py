@@ -36,15 +36,15 @@ def run(ctx):
                 if i == 0:
                     ctx.lab("seed", "small")
                     if not model.full:  # sutlab's and Locust's own costs, at full speed
-                        calibrate.measure(ctx, model, d.locust(model, [200], secs, WARMUP, client=False), database=False)
+                        calibrate.measure(ctx, model, d.locust(model, [200], secs, ctx.warmup(WARMUP), client=False), database=False)
             ctx.lab("restart", "--", *flags)
-            runs[label] = ctx.steps(label.replace(",", "").replace(" ", "-"), d.locust(model, users, secs, WARMUP))
+            runs[label] = ctx.steps(label.replace(",", "").replace(" ", "-"), d.locust(model, users, secs, ctx.warmup(WARMUP)))
     finally:
         ctx.lab("down")
     shown = {k: [dict(r, **{t: 100 * (cpu_share(r, t) or 0) for t in ("web", "lb", "load")}) for r in v]
              for k, v in runs.items()}
     return ["Locust on GET %s<random>, %d s a step after %d s of warm-up, `%s`; load average %s before, %s after"
-            % (d.PATH, secs, WARMUP, " ".join(BASE + d.knobs(model)), before, loadavg()),
+            % (d.PATH, secs, ctx.warmup(WARMUP), " ".join(BASE + d.knobs(model)), before, loadavg()),
             runs_table(["stage", "users", "TPS", "mean ms", "errors", "web CPU %", "lb CPU %", "load CPU %", "verdict"],
                        shown, ("rps", "mean_ms", "errors", "web", "lb", "load", "verdict"))], checks(runs, model)
 

@@ -23,9 +23,9 @@ def run(ctx):
     model, before, secs = ctx.scale(TOPOLOGY, b.S, FITS, b.WHY_S), loadavg(), ctx.seconds(STEP_SECONDS)
     flags = ["--no-count-pagination"]  # the write-up's index came after the count was gone (L183)
     try:
-        knobs = b.prepare(ctx, model, flags, secs, WARMUP)
+        knobs = b.prepare(ctx, model, flags, secs, ctx.warmup(WARMUP))
         ctx.lab("restart", "--", *(b.BASE + knobs + flags))
-        args = load("locust", [USERS], secs, WARMUP) + b.SCENARIO + b.think_args(model)
+        args = load("locust", [USERS], secs, ctx.warmup(WARMUP)) + b.SCENARIO + b.think_args(model)
         arms = [engine.Arm("with"), dbindex.arm("without", ctx.run, INDEX)]
         runs = engine.run_on(None, arms, lambda arm, rnd, _s: ctx.steps("round%d-%s" % (rnd, arm.name), args)[0],
                              1 if ctx.quick else ROUNDS, secs)
@@ -35,7 +35,7 @@ def run(ctx):
              for side, rows in runs.items()}
     return ["Locust `blog-writeup` at %d users, %d s a run after %d s of warm-up, `%s`; %s dropped for each run "
             "without it, alternated rounds; load average %s before, %s after" % (
-                USERS, secs, WARMUP, " ".join(b.BASE + knobs + flags), INDEX, before, loadavg()),
+                USERS, secs, ctx.warmup(WARMUP), " ".join(b.BASE + knobs + flags), INDEX, before, loadavg()),
             runs_table(["index", "users", "req/s", "mean ms", "p99 ms", "web CPU %", "db CPU %", "verdict"], shown,
                        ("rps", "mean_ms", "p99_ms", "web", "db", "verdict"))], checks(runs, model)
 

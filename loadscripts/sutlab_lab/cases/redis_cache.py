@@ -19,15 +19,15 @@ def run(ctx):
         ctx.up("small", BASE + ["--redis-cache"])
         ctx.lab("seed", "small")
         if not model.full:  # sutlab's and Locust's own costs, at full speed
-            calibrate.measure(ctx, model, d.locust(model, [200], secs, WARMUP, client=False), database=False)
+            calibrate.measure(ctx, model, d.locust(model, [200], secs, ctx.warmup(WARMUP), client=False), database=False)
         runs = {}
         for label, cache, users in (("Redis", "--redis-cache", USERS), ("PostgreSQL", "--no-redis-cache", USERS[:1])):
             ctx.lab("restart", "--", *(BASE + d.knobs(model) + [cache]))
-            runs[label] = ctx.steps(label, d.locust(model, users, secs, WARMUP))
+            runs[label] = ctx.steps(label, d.locust(model, users, secs, ctx.warmup(WARMUP)))
     finally:
         ctx.lab("down")
     return ["Locust on GET %s<random>, %d s a step after %d s of warm-up, `%s`; load average %s before, %s after"
-            % (d.PATH, secs, WARMUP, " ".join(BASE + d.knobs(model)), before, loadavg()),
+            % (d.PATH, secs, ctx.warmup(WARMUP), " ".join(BASE + d.knobs(model)), before, loadavg()),
             runs_table(["listing from", "users", "TPS", "mean ms", "errors", "verdict"], runs,
                        ("rps", "mean_ms", "errors", "verdict"))], checks(runs, model)
 
