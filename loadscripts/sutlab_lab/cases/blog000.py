@@ -83,7 +83,7 @@ L168, L180 = dict(rps=17, ms=98, web=(8, 30), db=47), dict(rps=19, ms=63, web=(8
 SIZES = (("small", 10000), ("medium", 100000), ("large", 1000000))
 INDEX_ROUTE = "/api/articles"
 SCENARIO = ["--scenario", "blog-writeup", "--locust-arg=--fixture-users=1000"]
-LOAD = ("Locust `scenario.py` straight to the web server (000 L165); its mix, think time and durations not "
+LOAD_WORDS = ("Locust `scenario.py` straight to the web server (000 L165); its mix, think time and durations not "
         "published: the lab's `blog-writeup` scenario (a third of its requests the index page), the think "
         "time fitted")
 

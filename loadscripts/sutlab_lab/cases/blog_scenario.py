@@ -31,7 +31,7 @@ TIERS = ((("baseline", 32), "000 L169, L171"), (("two web", 32), "000 L221, L222
 TOPOLOGY, FITS, S = Topology(
     [b.WEB, Machine("web", "a second m5.large behind the ALB, from step 22 (type inferred)", 2, "000 L204"),
      Machine("db", "the database: db.m5.large (inferred), then db.m5.xlarge, then db.m5.2xlarge", 8, "000 L223-L224"),
-     b.LOAD], b.LOAD + "; 8, 32 and 64 users (L168-L227)", b.UNSTATED), \
+     b.LOAD], b.LOAD_WORDS + "; 8, 32 and 64 users (L168-L227)", b.UNSTATED), \
     b.FITS, 1.4 / 12
 WHY_S = "1.4 cores for the 12 vCPU of its last stage: two web servers and a db.m5.2xlarge"
 

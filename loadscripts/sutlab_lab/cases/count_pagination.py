@@ -14,7 +14,7 @@ LEVELS, STEP_SECONDS, WARMUP = (8, 32), 30, 20
 # (count, users): the write-up's rows, 000 L168-L169 and L180-L181 (web CPU a range as written)
 ROWS = {("on", 8): dict(b.L168, cite="000 L168"), ("on", 32): dict(cite="000 L169", rps=32, ms=628, web=(30, 50), db=99),
         ("off", 8): dict(b.L180, cite="000 L180"), ("off", 32): dict(cite="000 L181", rps=55, ms=200, web=(65, 90), db=84)}
-TOPOLOGY, FITS = b.topology(b.LOAD + "; 8 and 32 users (L168-L169, L180-L181)"), b.FITS
+TOPOLOGY, FITS = b.topology(b.LOAD_WORDS + "; 8 and 32 users (L168-L169, L180-L181)"), b.FITS
 
 
 def run(ctx):

@@ -16,7 +16,7 @@ WRITEUP, INVENTED = texts.load(__name__)  # missing_index.md
 USERS, ROUNDS, STEP_SECONDS, WARMUP, INDEX = 32, 3, 30, 20, dbindex.USERS_BY_NAME
 ROWS = {"without": dict(cite="000 L181", rps=55, ms=200, web=(65, 90), db=84),
         "with": dict(cite="000 L186", rps=63, ms=144, web=(50, 80), db=66)}
-TOPOLOGY, FITS = b.topology(b.LOAD + "; 32 users (L181, L186)"), b.FITS
+TOPOLOGY, FITS = b.topology(b.LOAD_WORDS + "; 32 users (L181, L186)"), b.FITS
 
 
 def run(ctx):
