@@ -10,7 +10,7 @@ import shlex
 import subprocess
 import time
 
-from .. import LOADSCRIPTS, REPO, cpubudget, engine, loadargv, loads
+from .. import LOADSCRIPTS, REPO, engine, loadargv, loads
 from ..cli import Usage
 from ..commands import plot, steps as steps_command
 from ..errors import RunError
@@ -27,12 +27,8 @@ class Context:
     """A case's run: its options, its output directory, and a log of every command."""
 
     def __init__(self, name, out, duration=None, netns=False, progress=print, load_workers=None, load_cpus=None,
-                 monitoring=False, prometheus="auto", full_speed=False):
+                 monitoring=False, prometheus="auto"):
         self.name, self.out, self.duration, self.netns = name, out, duration, netns
-        # --full-speed: no scale model (cases/scale.py): no budget, no fitted knob, the bottleneck judged
-        self.full_speed = full_speed
-        self.model = None  # the case's scale model, once its run() made it (model())
-        self.outside = []  # each step's CPU outside the tiers (cores): a busy machine, said in the verdict
         # --monitoring: every `infra/lab up` with it; --prometheus: given to every stage's steps
         self.monitoring, self.prometheus = monitoring, prometheus
         # --load-workers/--load-cpus: given to every stage whose tool can take them (steps' options)
@@ -47,17 +43,6 @@ class Context:
     def seconds(self, full):
         """A step's seconds: the write-up's, or --duration when given (a quick look)."""
         return self.duration or full
-
-    def scale(self, topology, s, fits=(), why_s=""):
-        """The case's scale model (at --full-speed, none: scale.Model(full=True)), kept on the
-        context: ctx.steps puts each server tier under its budget while it measures."""
-        from .scale import Model
-        self.model = Model(topology, s, fits, why_s, full=self.full_speed)
-        if self.model.budgets() and not cpubudget.available():
-            raise RunError("the scale model needs a writable cgroup cpu controller (cpubudget.py), which this "
-                           "machine lacks: run the case with --full-speed (sutlab at its own speed, the "
-                           "bottleneck part judged)")
-        return self.model
 
     def record(self, argv, env=None):
         """argv (and the variables added for it) into the commands' list and OUT/commands.log."""
@@ -129,49 +114,16 @@ class Context:
         cores = None if self.load_cpus else cores
         shown = (["taskset", "-c", ",".join(map(str, cores))] if cores else []) + ["/usr/bin/python3", STEPS] + argv
         self.progress("case %s: %s" % (self.name, label))
-        with self.budgeted():
-            if self.netns if in_client is None else in_client:
-                self.run([LAB, "exec-client", "--"] + shown, "steps (%s)" % label, env=env)
-            else:
-                self.record(shown, env)
-                stage(argv, os.path.join(self.out, "commands.log"), "steps (%s)" % label, env, cores)
+        if self.netns if in_client is None else in_client:
+            self.run([LAB, "exec-client", "--"] + shown, "steps (%s)" % label, env=env)
+        else:
+            self.record(shown, env)
+            stage(argv, os.path.join(self.out, "commands.log"), "steps (%s)" % label, env, cores)
         with open(os.path.join(out, "steps.csv"), newline="") as f:
             # words stay words: an errors cell of "0" is a count of kinds, not a figure
             rows = [{k: v if k in ("errors", "verdict", "reason") else _number(v) for k, v in r.items()}
                     for r in csv.DictReader(f)]
-        self.outside += [r["outside_cores"] for r in rows if isinstance(r.get("outside_cores"), float)]
         return rows
-
-    @contextlib.contextmanager
-    def budgeted(self):
-        """The lab's server tiers under the scale model's CPU budgets for the block (none without a
-        model or at full speed): applied after every restart, since a restarted server is a new
-        process outside the budget's group."""
-        budgets = self.model.budgets() if self.model is not None else {}
-        if not budgets:
-            yield
-            return
-        roots = lab.roots(os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var"))
-        missing = [t for t in budgets if not roots.get(t)]
-        if missing:
-            raise RunError("the scale model budgets %s, which the lab does not run" % ", ".join(missing))
-        with cpubudget.budget(roots, budgets) as groups:
-            self.note("# CPU budgets: %s" % ", ".join("%s %.2f core (%s)" % (t, budgets[t], groups[t])
-                                                     for t in sorted(groups)))
-            yield
-
-    def busy_machine(self, before):
-        """What the verdict line warns of, or None: a load average over 1.0 before the run, or CPU
-        outside the tiers of 0.25 core or more in a step (another process beside the run)."""
-        said = []
-        try:
-            if float(before.split()[0]) > 1.0:
-                said.append("the load average before the run was %s, over 1.0" % before.split()[0])
-        except (ValueError, IndexError, AttributeError):
-            pass
-        if self.outside and max(self.outside) >= 0.25:
-            said.append("work outside the tiers took up to %.2f core in a step" % max(self.outside))
-        return "; ".join(said) + ": a busy machine, not a figure" if said else None
 
 
 def locust_ramp(ctx, label, users, ramp, tags, options, extra, hold=10):

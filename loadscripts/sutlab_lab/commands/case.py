@@ -16,15 +16,8 @@
 Each case runs its sequence through loadscripts/steps (the lab is brought up, restarted with each
 setting, and taken down at the end), prints the measured table, the write-up's figures next to
 the measured ones with the write-up's line and the band stated before the run, and one verdict
-line in two parts, the bottleneck (the fix's direction at each level, the limiting tier the
-write-up names, the fix's ratio) and the profile (every other figure): reproduced (the whole
-bottleneck and two thirds of the profile), partly reproduced, not reproduced (the bottleneck
-missed) or illustrated (nothing a run could miss); sutlab_lab/cases/checks.py has the rules. A case
-with a scale model (cases/scale.py) runs the write-up's machines scaled onto this one: each server
-tier under a CPU budget in the write-up's proportions, the stack's costs fitted on named rows of
-the write-up and those rows left unjudged; --full-speed runs sutlab at its own speed instead.
-The verdict line warns when the machine was busy (load average over 1.0 before, or other work
-beside a step).
+line: reproduced, partly reproduced (K of N counted checks, naming each that missed) or not
+reproduced (the fix's direction or the limiting tier is wrong); sutlab_lab/cases/checks.py has the rules.
 OUT (--out, default var/cases/NAME-TIME) keeps case.md, every stage's output (OUT/STAGE/: its
 steps.csv, cpu.csv, PNGs and report.html), commands.log, and report.html with each stage's curves
 (steps.png, CPU per tier over time, and with --monitoring its Prometheus series). Exit 0 when reproduced; 1 when partly or not reproduced, or a run failed; 2 on bad
@@ -37,7 +30,7 @@ import sys
 from .. import REPO, htmlreport, panels
 from ..cases import CASES, PLANNED
 from ..cases import checks as case_checks
-from ..cases.common import Context, loadavg, stamp
+from ..cases.common import Context, stamp
 from ..cli import Parser
 from ..errors import RunError
 
@@ -57,10 +50,6 @@ def arguments(argv):
                         "stage's report, and this one, then carry the stage's Prometheus series")
     p.add_argument("--prometheus", default="auto", metavar="URL|auto|none",
                    help="given to every stage's steps (default auto: the lab's, with --monitoring)")
-    p.add_argument("--full-speed", action="store_true",
-                   help="no scale model: sutlab and every tier at this machine's speed, no CPU budget, no fitted "
-                        "knob; only the bottleneck part of the verdict judged (what a lab with sutlab as its "
-                        "target sees)")
     args = p.parse_args(argv)
     if args.name not in CASES:
         if args.name in PLANNED:
@@ -80,9 +69,7 @@ def main(argv):
     case = CASES[args.name]
     out = os.path.realpath(args.out or os.path.join(REPO, "var", "cases", "%s-%s" % (args.name, stamp())))
     ctx = Context(args.name, out, duration=args.duration, netns=args.netns, load_workers=args.load_workers,
-                  load_cpus=args.load_cpus, monitoring=args.monitoring, prometheus=args.prometheus,
-                  full_speed=args.full_speed)
-    before = loadavg()
+                  load_cpus=args.load_cpus, monitoring=args.monitoring, prometheus=args.prometheus)
     page = htmlreport.Report("case", "case %s: %s" % (case.NAME, case.TITLE))
     print("case %s: %s (output: %s)" % (case.NAME, case.TITLE, out), flush=True)
     try:
@@ -91,15 +78,10 @@ def main(argv):
         print("loadscripts/case: %s" % e, file=sys.stderr)
         return 1
     text = ["# case %s: %s" % (case.NAME, case.TITLE), "", "Made by `loadscripts/case %s`." % " ".join(argv), "",
-            "## The write-up", case.WRITEUP, ""]
-    if ctx.model is not None:
-        checks = ctx.model.set_checks() + checks
-        text += ["## The write-up's machines, scaled", "",
-                 ctx.model.section(len([c for c in checks if c.role != "set"])), ""]
-    text += ["## Measured", ""]
+            "## The write-up", case.WRITEUP, "", "## Measured", ""]
     for s in sections:
         text += [s, ""]
-    word, line = case_checks.verdict(checks, full_speed=args.full_speed, warning=ctx.busy_machine(before))
+    word, line = case_checks.verdict(checks)
     text += ["## The write-up's figures next to the measured ones", "", case_checks.table(checks), "",
              "Chosen here, not published by the write-up:", case.INVENTED, "", line]
     doc = "\n".join(text)
