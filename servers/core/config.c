@@ -153,6 +153,9 @@ static void word_bad_value(const flags_error_t *e, char *err, size_t errlen)
     case FLAGS_CHOICE:
         snprintf(err, errlen, "%s: expected %s, got '%s'", e->origin, def->metavar, e->value);
         break;
+    case FLAGS_BOOL_CHOICE:
+        snprintf(err, errlen, "%s: expected %s (or 1|0, true|false), got '%s'", e->origin, def->metavar, e->value);
+        break;
     default: /* the addresses */
         snprintf(err, errlen, "%s: expected HOST:PORT (port 1-65535), got '%s'", e->origin, e->value);
         break;
@@ -221,17 +224,23 @@ void config_print_help(const config_t *cfg, FILE *out, int ncpus)
     for (size_t i = 0; i < cfg->nrows; i++) {
         const flags_def_t *def = cfg->rows[i].def;
         const char *shown = def->shown != NULL ? def->shown : def->value;
-        char left[64], dflt[64];
+        char left[96], dflt[64];
         if (def->kind == FLAGS_BOOL)
             snprintf(left, sizeof(left), "--%s, --no-%s", def->name, def->name);
+        else if (def->kind == FLAGS_BOOL_CHOICE)
+            snprintf(left, sizeof(left), "--%s [%s], --no-%s", def->name, def->metavar, def->name);
         else
             snprintf(left, sizeof(left), "--%s %s", def->name, def->metavar);
         if (shown != NULL)
             snprintf(dflt, sizeof(dflt), "%s", shown);
         else
             snprintf(dflt, sizeof(dflt), "%d (CPUs)", ncpus);
-        fprintf(out, "  %-34s %s\n  %-34s   default: %s%s\n", left, def->help, "", dflt,
-                def->live ? " (live: the admin listener may change it)" : "");
+        /* a left column wider than its 34 places puts the text on the next line */
+        if (strlen(left) > 34)
+            fprintf(out, "  %s\n  %-34s %s\n", left, "", def->help);
+        else
+            fprintf(out, "  %-34s %s\n", left, def->help);
+        fprintf(out, "  %-34s   default: %s%s\n", "", dflt, def->live ? " (live: the admin listener may change it)" : "");
     }
 }
 
