@@ -32,6 +32,10 @@ static const flags_def_t flag_defs[] = {
     {.name = "metrics-listen", .kind = FLAGS_ADDR, .offset = offsetof(config_t, metrics_listen),
      .aux_offset = offsetof(config_t, has_metrics_listen), .metavar = "HOST:PORT", .value = "off",
      .help = "extra listener serving only /metrics (it stays on the main port too)"},
+    {.name = "cors-origin", .kind = FLAGS_STRING, .offset = offsetof(config_t, cors_origin), .metavar = "LIST",
+     .shown = "none",
+     .help = "* or a comma list of origins (http://host:port) a browser frontend may call /api from: preflights "
+             "answered, Access-Control-Allow-Origin on every /api response; other origins get no CORS header"},
     LIVE("keepalive-timeout", FLAGS_INT, keepalive_timeout, 0, 3600, NULL, "SECONDS", "10",
          "idle keep-alive timeout; 0 closes the connection after every response"),
     F("backlog", FLAGS_INT, backlog, 1, 65535, NULL, "N", "1024",
@@ -213,6 +217,8 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, char **envp, 
         snprintf(err, errlen, "%s", bad);
         return CONFIG_ERROR;
     }
+    if (cfg->cors_origin != NULL && cors_policy_parse(cfg->cors_origin, &cfg->cors, err, errlen) != 0)
+        return CONFIG_ERROR;
     return CONFIG_OK;
 }
 
