@@ -16,7 +16,7 @@ from ..services import client
 from . import board_sql
 from .common import log
 
-FIXTURE_PASSWORD = "password"  # every fixture user: user<N>@example.org (README.md)
+FIXTURE_PASSWORD = "password"  # every fixture user: user<N>@example.com (README.md)
 
 # filter -> (the SQL of its values, most common first: value|count), the count of one value
 VALUES = {
