@@ -206,16 +206,18 @@ class Batch(unittest.TestCase):
 
     def test_async_one_batch_sync_just_before(self):
         # async: a batch is one implicit transaction, so the update's row was written by the
-        # transaction its work statement ran in; sync: the work ran first, in one of its own
+        # transaction its work statement ran in; sync: the work ran first, in one of its own.
+        # --db-latency-ms holds the two together.
         for mode in ("async", "sync"):
-            with self.subTest(mode=mode), Server(extra_args=["--db-url", self.url, "--db-mode", mode,
-                                                             "--db-work", "1"]) as srv:
-                for verb in ("closed", "opened"):
-                    work_xid, row_xid = self.patch(srv, verb)
-                    if mode == "async":
-                        self.assertEqual(work_xid, row_xid)
-                    else:
-                        self.assertLess(work_xid, row_xid)
+            for latency in ("0", "30"):
+                with self.subTest(mode=mode, latency=latency), Server(extra_args=[
+                        "--db-url", self.url, "--db-mode", mode, "--db-work", "1", "--db-latency-ms", latency]) as srv:
+                    for verb in ("closed", "opened"):
+                        work_xid, row_xid = self.patch(srv, verb)
+                        if mode == "async":
+                            self.assertEqual(work_xid, row_xid)
+                        else:
+                            self.assertLess(work_xid, row_xid)
 
     def test_a_failing_work_statement_fails_no_request(self):
         # async: its batch aborts, and the app's statement is sent again alone; sync: it runs anyway
