@@ -113,12 +113,17 @@ static int serve_main(int argc, char **argv)
         fprintf(stderr, "sutlab serve: %s\n", err);
         return 2;
     }
-    /* the apps add their routes and statements; then the data layer wires
-     * each worker's PostgreSQL pool and Redis client */
+    /* the apps add their routes and statements; then the data layer checks
+     * what its flags need of the database and wires each worker's
+     * PostgreSQL pool and Redis client */
     backends_init(&backends, &server);
     if (register_apps(&server, &backends.registry) != 0) {
         fprintf(stderr, "sutlab serve: internal error: a route or statement was rejected\n");
         return 1;
+    }
+    if (backends_check_database(&backends, err, sizeof(err)) != 0) {
+        fprintf(stderr, "sutlab serve: %s\n", err);
+        return 2;
     }
     if (backends_attach(&backends) != 0) {
         fprintf(stderr, "sutlab serve: cannot set up the data layer (its metric families or offload threads)\n");

@@ -101,6 +101,7 @@ static json_t *flag_value(const flags_def_t *def, const void *target)
     case FLAGS_ON_OFF:
         return json_string(v ? "on" : "off");
     case FLAGS_CHOICE:
+    case FLAGS_BOOL_CHOICE:
         return json_string(def->choices[v]);
     default:
         return json_integer(v);
@@ -111,7 +112,7 @@ static const char *flag_word(const flags_def_t *def, int v, char *buf, size_t le
 {
     if (def->kind == FLAGS_BOOL || def->kind == FLAGS_ON_OFF)
         return v ? "on" : "off";
-    if (def->kind == FLAGS_CHOICE)
+    if (flags_has_words(def))
         return def->choices[v];
     snprintf(buf, len, "%d", v);
     return buf;

@@ -32,6 +32,10 @@ static const flags_def_t flag_defs[] = {
     {.name = "metrics-listen", .kind = FLAGS_ADDR, .offset = offsetof(config_t, metrics_listen),
      .aux_offset = offsetof(config_t, has_metrics_listen), .metavar = "HOST:PORT", .value = "off",
      .help = "extra listener serving only /metrics (it stays on the main port too)"},
+    {.name = "cors-origin", .kind = FLAGS_STRING, .offset = offsetof(config_t, cors_origin), .metavar = "LIST",
+     .shown = "none",
+     .help = "* or a comma list of origins (http://host:port) a browser frontend may call /api from: preflights "
+             "answered, Access-Control-Allow-Origin on every /api response; other origins get no CORS header"},
     LIVE("keepalive-timeout", FLAGS_INT, keepalive_timeout, 0, 3600, NULL, "SECONDS", "10",
          "idle keep-alive timeout; 0 closes the connection after every response"),
     F("backlog", FLAGS_INT, backlog, 1, 65535, NULL, "N", "1024",
@@ -153,6 +157,9 @@ static void word_bad_value(const flags_error_t *e, char *err, size_t errlen)
     case FLAGS_CHOICE:
         snprintf(err, errlen, "%s: expected %s, got '%s'", e->origin, def->metavar, e->value);
         break;
+    case FLAGS_BOOL_CHOICE:
+        snprintf(err, errlen, "%s: expected %s (or 1|0, true|false), got '%s'", e->origin, def->metavar, e->value);
+        break;
     default: /* the addresses */
         snprintf(err, errlen, "%s: expected HOST:PORT (port 1-65535), got '%s'", e->origin, e->value);
         break;
@@ -210,6 +217,8 @@ config_result_t config_parse(config_t *cfg, int argc, char **argv, char **envp, 
         snprintf(err, errlen, "%s", bad);
         return CONFIG_ERROR;
     }
+    if (cfg->cors_origin != NULL && cors_policy_parse(cfg->cors_origin, &cfg->cors, err, errlen) != 0)
+        return CONFIG_ERROR;
     return CONFIG_OK;
 }
 
@@ -221,17 +230,23 @@ void config_print_help(const config_t *cfg, FILE *out, int ncpus)
     for (size_t i = 0; i < cfg->nrows; i++) {
         const flags_def_t *def = cfg->rows[i].def;
         const char *shown = def->shown != NULL ? def->shown : def->value;
-        char left[64], dflt[64];
+        char left[96], dflt[64];
         if (def->kind == FLAGS_BOOL)
             snprintf(left, sizeof(left), "--%s, --no-%s", def->name, def->name);
+        else if (def->kind == FLAGS_BOOL_CHOICE)
+            snprintf(left, sizeof(left), "--%s [%s], --no-%s", def->name, def->metavar, def->name);
         else
             snprintf(left, sizeof(left), "--%s %s", def->name, def->metavar);
         if (shown != NULL)
             snprintf(dflt, sizeof(dflt), "%s", shown);
         else
             snprintf(dflt, sizeof(dflt), "%d (CPUs)", ncpus);
-        fprintf(out, "  %-34s %s\n  %-34s   default: %s%s\n", left, def->help, "", dflt,
-                def->live ? " (live: the admin listener may change it)" : "");
+        /* a left column wider than its 34 places puts the text on the next line */
+        if (strlen(left) > 34)
+            fprintf(out, "  %s\n  %-34s %s\n", left, "", def->help);
+        else
+            fprintf(out, "  %-34s %s\n", left, def->help);
+        fprintf(out, "  %-34s   default: %s%s\n", "", dflt, def->live ? " (live: the admin listener may change it)" : "");
     }
 }
 

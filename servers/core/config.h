@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "core/cors.h"
 #include "core/flags.h"
 
 #define CONFIG_MAX_LISTEN 8
@@ -52,6 +53,8 @@ typedef struct config {
     const char *docroot;
     config_addr_t metrics_listen;
     int has_metrics_listen;
+    const char *cors_origin; /* --cors-origin as given, or NULL */
+    cors_policy_t cors;      /* parsed from it by config_parse; CORS_OFF without it */
     int keepalive_timeout; /* seconds; 0 = close after every response */
     int backlog;
     int gzip;
@@ -104,7 +107,8 @@ int config_register(config_t *cfg, const flags_def_t *defs, size_t n, void *targ
  * argv (argv[0] is the subcommand name and is skipped). ncpus is the
  * default for --workers. Flags that only make sense together are checked
  * last: --tls-listen needs --tls-cert and --tls-key, and those two need
- * --tls-listen; then each layer's check. */
+ * --tls-listen; then each layer's check. --cors-origin is parsed into
+ * cfg->cors. */
 config_result_t config_parse(config_t *cfg, int argc, char **argv, char **envp, int ncpus, char *err, size_t errlen);
 
 /* Writes the --help text: every flag, its argument, default and meaning. */

@@ -132,15 +132,33 @@ int flags_parse_int(const flags_def_t *def, const char *value, int *out)
     case FLAGS_ON_OFF:
         return parse_bool(value, out);
     case FLAGS_CHOICE:
+    case FLAGS_BOOL_CHOICE:
         for (int v = 0; def->choices[v] != NULL; v++) {
             if (strcmp(value, def->choices[v]) == 0) {
                 *out = v; /* the enum, int-sized */
                 return 0;
             }
         }
-        return -1;
+        /* choices[0] is off and [1] on: the boolean's words keep working */
+        return def->kind == FLAGS_BOOL_CHOICE ? parse_bool(value, out) : -1;
     default:
         return -1;
+    }
+}
+
+int flags_is_int(const flags_def_t *def)
+{
+    switch (def->kind) {
+    case FLAGS_INT:
+    case FLAGS_UINT:
+    case FLAGS_SWITCH:
+    case FLAGS_BOOL:
+    case FLAGS_ON_OFF:
+    case FLAGS_CHOICE:
+    case FLAGS_BOOL_CHOICE:
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -158,6 +176,7 @@ static int apply(void *target, const flags_def_t *def, const char *value, int fr
     case FLAGS_BOOL:
     case FLAGS_ON_OFF:
     case FLAGS_CHOICE:
+    case FLAGS_BOOL_CHOICE:
         return flags_parse_int(def, value, ip);
     case FLAGS_U64:
         return parse_u64(value, (uint64_t *)(base + def->offset));
@@ -315,7 +334,7 @@ static const flags_row_t *find(const flags_spec_t *spec, const char *name, size_
 
 static int is_bool(const flags_def_t *def)
 {
-    return def->kind == FLAGS_BOOL || def->kind == FLAGS_ON_OFF;
+    return def->kind == FLAGS_BOOL || def->kind == FLAGS_ON_OFF || def->kind == FLAGS_BOOL_CHOICE;
 }
 
 /* The flag that argv[*i] names, and its value (argv[*i + 1] is taken when the
@@ -347,6 +366,8 @@ static flags_status_t read_flag(const flags_spec_t *spec, int *i, int argc, char
         return eq != NULL ? (e->status = FLAGS_NO_VALUE) : FLAGS_OK;
     if (def->kind == FLAGS_BOOL || negated)
         *value = eq != NULL ? eq + 1 : (negated ? "off" : "on");
+    else if (def->kind == FLAGS_BOOL_CHOICE && eq == NULL)
+        *value = *i + 1 < argc && argv[*i + 1][0] != '-' ? argv[++*i] : "on";
     else if (eq != NULL)
         *value = eq + 1;
     else if (*i + 1 < argc)
@@ -439,10 +460,7 @@ size_t flags_format(const flags_spec_t *spec, char *buf, size_t len)
 
         if (!def->in_flags)
             continue;
-        v = def->kind == FLAGS_INT || def->kind == FLAGS_UINT || def->kind == FLAGS_BOOL || def->kind == FLAGS_ON_OFF ||
-                    def->kind == FLAGS_SWITCH || def->kind == FLAGS_CHOICE
-                ? flags_live_read(ip) /* the admin listener may be storing it */
-                : 0;
+        v = flags_is_int(def) ? flags_live_read(ip) /* the admin listener may be storing it */ : 0;
         switch (def->kind) {
         case FLAGS_INT:
         case FLAGS_UINT:
@@ -454,6 +472,7 @@ size_t flags_format(const flags_spec_t *spec, char *buf, size_t len)
             snprintf(value, sizeof(value), "%s", v ? "on" : "off");
             break;
         case FLAGS_CHOICE:
+        case FLAGS_BOOL_CHOICE:
             snprintf(value, sizeof(value), "%s", def->choices[v]);
             break;
         default:

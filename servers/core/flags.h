@@ -36,6 +36,12 @@ typedef enum flags_kind {
     FLAGS_BOOL,      /* --x, --no-x, --x=on|off (1|0, true|false, yes|no) */
     FLAGS_ON_OFF,    /* a boolean whose value follows (--x on|off), or --no-x */
     FLAGS_CHOICE,    /* one word of `choices`, stored as its index (an enum) */
+    /* a CHOICE whose first two words are "off" and "on", which a boolean
+     * grew into: --x alone is on, --no-x off, and --x=WORD, --x WORD or a
+     * boolean word (1|0, true|false, yes|no) choose. The word after --x is
+     * its value unless it starts with '-', so it is for commands that take
+     * no positional words (serve) */
+    FLAGS_BOOL_CHOICE,
     FLAGS_ADDR,      /* one HOST:PORT, or off; sets the int at aux_offset */
     FLAGS_ADDR_LIST, /* repeatable HOST:PORT into an array; count (size_t) at aux_offset */
 } flags_kind_t;
@@ -127,8 +133,8 @@ const char *flags_env_lookup(char **envp, const char *name);
 /* Parses "HOST:PORT", "[V6]:PORT" or ":PORT". Returns 0 on success. */
 int flags_parse_addr(const char *s, flags_addr_t *out);
 
-/* Parses one value of an int-valued def (INT, UINT, BOOL, ON_OFF, CHOICE)
- * with the command line's checks, into *out. Returns 0, or -1. */
+/* Parses one value of an int-valued def (INT, UINT, BOOL, ON_OFF, CHOICE,
+ * BOOL_CHOICE) with the command line's checks, into *out. Returns 0, or -1. */
 int flags_parse_int(const flags_def_t *def, const char *value, int *out);
 
 /* A live flag is read and written with these: another thread (the admin
@@ -141,6 +147,16 @@ static inline int flags_live_read(const int *p)
 static inline void flags_live_store(int *p, int v)
 {
     __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+/* 1 if the def's value is an int the admin listener may store (every kind
+ * but the strings, the U64 and the addresses). */
+int flags_is_int(const flags_def_t *def);
+
+/* 1 if the def's value is stored as an index into `choices`. */
+static inline int flags_has_words(const flags_def_t *def)
+{
+    return def->kind == FLAGS_CHOICE || def->kind == FLAGS_BOOL_CHOICE;
 }
 
 /* Renders the in_flags rows as "--name=value" items separated by

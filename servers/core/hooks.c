@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/bodycap.h"
+#include "core/cors.h"
 #include "core/request.h"
 #include "core/respond.h"
 #include "core/server_state.h"
@@ -119,6 +120,10 @@ static void on_filter_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostr
 
     if (req->res.status >= 400 && !has_json_body(req))
         replace_error_body(req, &slot);
+    /* --cors-origin: on every /api answer, errors included, so a frontend
+     * on another origin can read why a call failed */
+    if (worker->server->cfg->cors.mode != CORS_OFF && cors_is_api_path(req->path_normalized.base, req->path_normalized.len))
+        cors_add_headers(&worker->server->cfg->cors, req);
 
     h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_SERVER, NULL, respond_server_name,
                    respond_server_name_len);

@@ -18,6 +18,7 @@
 #include "build_config.h"
 #include "core/admin.h"
 #include "core/compress.h"
+#include "core/cors.h"
 #include "core/cpuburn.h"
 #include "core/docroot.h"
 #include "core/hooks.h"
@@ -210,6 +211,9 @@ static int on_dispatch(h2o_handler_t *_self, h2o_req_t *req)
         if (self->metrics_only && !(match.route->flags & SERVER_ROUTE_INSTRUMENT))
             break;
         request_attach(req, worker, match.route->id);
+        /* no route takes OPTIONS: a browser's preflight lands here */
+        if (method == ROUTER_OPTIONS && cors_preflight(&s->cfg->cors, req, match.allowed))
+            return 0;
         router_format_allow(match.allowed, allow, sizeof(allow));
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, h2o_strdup(&req->pool, allow, SIZE_MAX).base,
                        strlen(allow));

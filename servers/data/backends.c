@@ -27,6 +27,13 @@ static const flags_def_t store_flags[] = {
      .help = "every PostgreSQL query waits MS ms before it is sent, as across a network to a remote database: "
              "the worker blocks in sync mode (as a php-fpm child waits on its socket), a timer holds it in async "
              "mode"},
+    /* live: with the admin listener, every connection prepares its statement from the start */
+    {.name = "db-work", .kind = FLAGS_INT, .offset = offsetof(backends_settings_t, db_work), .max = 1000000,
+     .metavar = "K", .value = "0", .in_flags = 1, .live = 1,
+     .help = "every statement an app sends is preceded, in the same pipeline (sync mode: just before it), by "
+             "SELECT sutlab_work(K): K thousand iterations of a PL/pgSQL loop, database CPU that a write-up's "
+             "heavier stack spent per statement (an ORM's extra queries, another engine) and sutlab's own "
+             "statements do not; loadscripts' scale models fit K from a write-up's row; needs sutlab db migrate"},
     F("redis-url", FLAGS_STRING, redis_url, 0, 0, NULL, "URL", "redis://127.0.0.1:6379", "Redis used by the cache",
       0),
     /* live: with the admin listener, its client exists from the start (on_worker_start) */
@@ -74,13 +81,35 @@ void backends_init(backends_t *b, server_t *s)
     b->server = s;
 }
 
+/* --db-work's statement is prepared where the flag is above 0 or can
+ * become so; elsewhere a database without its function serves as before. */
+static int work_possible(const backends_t *b)
+{
+    return b->settings.db_work > 0 || b->server->cfg->has_admin_listen;
+}
+
+int backends_check_database(const backends_t *b, char *err, size_t errlen)
+{
+    const backends_settings_t *st = &b->settings;
+
+    if (!work_possible(b) || pg_work_check(st->db_url, st->db_timeout) != 0)
+        return 0;
+    if (st->db_work > 0)
+        snprintf(err, errlen, "--db-work %d: the database has no function sutlab_work(integer): run sutlab db migrate",
+                 st->db_work);
+    else
+        snprintf(err, errlen, "--db-work (live with --admin-listen): the database has no function "
+                              "sutlab_work(integer): run sutlab db migrate");
+    return -1;
+}
+
 static void on_worker_start(server_worker_t *w, void *data)
 {
     backends_t *b = data;
     const backends_settings_t *st = &b->settings;
     const metrics_t *m = &b->server->metrics;
     pg_settings_t pg = {st->db_url, st->db_conns, st->db_mode == BACKENDS_DB_SYNC, st->db_timeout,
-                        &st->db_latency_ms};
+                        &st->db_latency_ms, b->registry.work != NULL ? &st->db_work : NULL};
     backends_worker_t *bw = calloc(1, sizeof(*bw));
 
     if (bw == NULL)
@@ -121,8 +150,10 @@ int backends_attach(backends_t *b)
 {
     const config_t *cfg = b->server->cfg;
     const backends_settings_t *st = &b->settings;
-    /* in the order /metrics has always listed them: PostgreSQL's, then Redis's */
-    if (pg_metrics_register(&b->registry, &b->server->metric_families) != 0 ||
+    /* in the order /metrics has always listed them: PostgreSQL's, then
+     * Redis's; --db-work's statement last of pg's, as `query="db_work"` */
+    if ((work_possible(b) && pg_registry_add_work(&b->registry) != 0) ||
+        pg_metrics_register(&b->registry, &b->server->metric_families) != 0 ||
         cache_metrics_register(&b->cache_families, &b->server->metric_families) != 0)
         return -1;
     /* Two users of the pool: async db mode moves bcrypt off the loops (sync

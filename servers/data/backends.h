@@ -30,6 +30,7 @@ typedef struct backends_settings {
     backends_db_mode_t db_mode;
     int db_timeout;    /* ms a query may take before its connection is declared dead */
     int db_latency_ms; /* added round trip per query: a database across a network */
+    int db_work;       /* K: SELECT sutlab_work(K) before every query, database CPU */
     const char *redis_url;
     int redis_cache;
     int cache_ttl;       /* seconds */
@@ -68,6 +69,14 @@ int backends_flags_register(backends_t *b, config_t *cfg);
 
 /* Ties b to the server; b->settings is kept. */
 void backends_init(backends_t *b, server_t *s);
+
+/* What the flags need of the database, checked once before the workers
+ * start: where --db-work is above 0, or may become so (it is live with the
+ * admin listener), the function sutlab_work of db/migrations/005_work.sql.
+ * Returns 0, also when the database cannot be reached now (the pools keep
+ * trying, as without the check; they say it again if it lacks the function
+ * once reached); or -1 with one line in err naming `sutlab db migrate`. */
+int backends_check_database(const backends_t *b, char *err, size_t errlen);
 
 /* Call after the apps registered their statements, before server_run().
  * Returns 0, or -1 if the metric families could not be registered or the

@@ -38,6 +38,7 @@ typedef struct pg_entry {
     uint64_t held_ns;            /* --db-latency-ms: the simulated round trip, before sending */
     h2o_timeout_entry_t held;    /* async --db-latency-ms: on the pool's latency timer */
     struct pg_pool *pool;        /* set while held */
+    int work;                    /* async --db-work: K of the work statement sent just before it, 0: none */
     int nparams;
     char *values[PG_MAX_PARAMS]; /* point into the same allocation */
 } pg_entry_t;
@@ -140,6 +141,11 @@ static uint64_t real_ms(void)
     return request_now_ns() / 1000000;
 }
 
+/* --db-work's statement. The parameter is typed so that the function is
+ * found by its signature, as db/migrations/005_work.sql declares it. */
+static pg_statement_t work_stmt = {"db_work", "SELECT sutlab_work($1::integer)", 1, 0, NULL,
+                                   "before every statement, with --db-work"};
+
 int pg_registry_add(pg_registry_t *reg, pg_statement_t *stmt)
 {
     if (reg->n == sizeof(reg->stmts) / sizeof(reg->stmts[0]))
@@ -147,6 +153,16 @@ int pg_registry_add(pg_registry_t *reg, pg_statement_t *stmt)
     stmt->id = (unsigned)reg->n;
     reg->names[reg->n] = stmt->name;
     reg->stmts[reg->n++] = stmt;
+    return 0;
+}
+
+int pg_registry_add_work(pg_registry_t *reg)
+{
+    if (reg->work != NULL)
+        return 0;
+    if (pg_registry_add(reg, &work_stmt) != 0)
+        return -1;
+    reg->work = &work_stmt;
     return 0;
 }
 
@@ -193,6 +209,51 @@ size_t pg_conninfo(const char *url, int timeout_ms, char *options_buf, size_t op
     keywords[n] = "keepalives_idle", values[n++] = "5";
     keywords[n] = NULL, values[n] = NULL;
     return n;
+}
+
+#define PG_UNDEFINED_FUNCTION "42883"
+
+int pg_work_check(const char *url, int timeout_ms)
+{
+    const char *keywords[8], *values[8];
+    char options[64];
+    PGconn *pg;
+    PGresult *r;
+    int rc = -1;
+
+    pg_conninfo(url, timeout_ms, options, sizeof(options), keywords, values);
+    pg = PQconnectdbParams(keywords, values, 1);
+    if (PQstatus(pg) != CONNECTION_OK) {
+        PQfinish(pg);
+        return -1;
+    }
+    /* the pools' own prepare, unnamed: it fails exactly when theirs would */
+    r = PQprepare(pg, "", work_stmt.sql, work_stmt.nparams, NULL);
+    if (PQresultStatus(r) == PGRES_COMMAND_OK) {
+        rc = 1;
+    } else {
+        const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+        if (state != NULL && strcmp(state, PG_UNDEFINED_FUNCTION) == 0)
+            rc = 0;
+    }
+    PQclear(r);
+    PQfinish(pg);
+    return rc;
+}
+
+/* A statement its connection could not prepare (the connection is given
+ * up and tried again later). --db-work's, on a database without its
+ * function, says what to do rather than what PostgreSQL says. */
+static void say_prepare_failed(const pg_pool_t *pool, const pg_statement_t *stmt, const PGresult *r)
+{
+    const char *state = r != NULL ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+
+    if (stmt == pool->reg->work && state != NULL && strcmp(state, PG_UNDEFINED_FUNCTION) == 0)
+        fprintf(stderr, "sutlab: --db-work: the database has no function sutlab_work(integer): run sutlab db "
+                        "migrate\n");
+    else
+        fprintf(stderr, "sutlab: cannot prepare statement %s: %s", stmt->name,
+                r != NULL ? PQresultErrorMessage(r) : "no result\n");
 }
 
 static pg_entry_t *entry_new(const pg_statement_t *stmt, const char *const *values, request_t *rq, pg_callback_fn cb)
@@ -293,9 +354,10 @@ static void answer(pg_pool_t *pool, pg_entry_t *e, pg_status_t status, request_t
         metrics_histogram_observe(pool->pool_wait, e->waited_ns);
         metrics_histogram_observe(&pool->query_durations[e->stmt->id], now - e->sent_ns + e->held_ns);
     }
-    if (rq != NULL) {
+    if (rq != NULL) { /* --db-work's statements have no request and no callback: their result is dropped */
         rq->wait_ns[pool->reg->wait] += now - e->queued_ns;
-        e->cb(rq, &result);
+        if (e->cb != NULL)
+            e->cb(rq, &result);
     }
 }
 
@@ -477,7 +539,7 @@ static void schedule_sync(pg_pool_t *pool)
         h2o_timeout_link(pool->loop, &pool->sync_timeout, &pool->sync_entry);
 }
 
-static int conn_send(pg_conn_t *conn, pg_entry_t *e)
+static int conn_send_one(pg_conn_t *conn, pg_entry_t *e)
 {
     if (PQsendQueryPrepared(conn->pg, e->stmt->name, e->nparams, (const char *const *)e->values, NULL, NULL, 0) != 1)
         return -1;
@@ -487,6 +549,37 @@ static int conn_send(pg_conn_t *conn, pg_entry_t *e)
     conn->batch_open = 1;
     schedule_sync(conn->pool);
     return 0;
+}
+
+/* --db-work: SELECT sutlab_work(K) goes right before e, on e's connection,
+ * so both are in one batch whatever the balancing does, and in the order
+ * they were issued (e was held, or waited for a connection, as the pair).
+ * It has no request and no callback, and the times e had before sending.
+ * Only e's first send has one: if their batch fails, finish_batch sends
+ * each of them again alone, as any query of a failed batch, and e gets no
+ * second one. */
+static int conn_send_work(pg_conn_t *conn, pg_entry_t *e)
+{
+    char k[16];
+    const char *values[1] = {k};
+    pg_entry_t *w;
+
+    snprintf(k, sizeof(k), "%d", e->work);
+    e->work = 0;
+    w = entry_new(conn->pool->reg->work, values, NULL, NULL);
+    w->queued_ns = e->queued_ns;
+    w->held_ns = e->held_ns;
+    if (conn_send_one(conn, w) == 0)
+        return 0;
+    free(w);
+    return -1;
+}
+
+static int conn_send(pg_conn_t *conn, pg_entry_t *e)
+{
+    if (e->work > 0 && conn_send_work(conn, e) != 0)
+        return -1;
+    return conn_send_one(conn, e);
 }
 
 /* Sends e in a batch of its own: whatever it does, no other query can
@@ -597,8 +690,7 @@ static void finish_batch(pg_conn_t *conn)
         any_failed |= e->failed;
         if (e->kind == ENTRY_PREPARE && e->failed) {
             prepare_failed = 1;
-            fprintf(stderr, "sutlab: cannot prepare statement %s: %s", e->stmt->name,
-                    e->result != NULL ? PQresultErrorMessage(e->result) : "no result\n");
+            say_prepare_failed(pool, e->stmt, e->result);
         }
     }
     if (conn->state == CONN_PREPARING) {
@@ -756,7 +848,7 @@ static PGconn *blocking_connect(pg_pool_t *pool)
         PGresult *r = PQprepare(pg, stmt->name, stmt->sql, stmt->nparams, NULL);
         int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
         if (!ok)
-            fprintf(stderr, "sutlab: cannot prepare statement %s: %s", stmt->name, PQresultErrorMessage(r));
+            say_prepare_failed(pool, stmt, r);
         PQclear(r);
         if (!ok) {
             PQfinish(pg);
@@ -840,14 +932,38 @@ static pg_status_t run_blocking(pg_pool_t *pool, pg_entry_t *e, const char *cons
     return PG_UNAVAILABLE;
 }
 
+/* --db-work in sync mode: SELECT sutlab_work(K) runs just before the app's
+ * query, after the --db-latency-ms sleep, which they share (the work is
+ * database CPU, not another round trip: async sends the two together). Its
+ * result is counted and dropped; the app's query runs whatever it gave. */
+static void work_blocking(pg_pool_t *pool, int k, int latency_ms)
+{
+    char kbuf[16];
+    const char *values[1] = {kbuf};
+    pg_entry_t w = {.kind = ENTRY_QUERY, .stmt = pool->reg->work, .nparams = 1, .queued_ns = request_now_ns()};
+
+    snprintf(kbuf, sizeof(kbuf), "%d", k);
+    answer(pool, &w, run_blocking(pool, &w, values, latency_ms), NULL);
+    if (w.result != NULL)
+        PQclear(w.result);
+}
+
 /* Sync mode's one entry: the callback runs before this returns, so the
  * request needs no handle and the parameters no copy. */
 static void query_blocking(pg_pool_t *pool, request_t *rq, const pg_statement_t *stmt, const char *const *values,
-                           pg_callback_fn cb, int latency_ms)
+                           pg_callback_fn cb, int latency_ms, int work)
 {
     pg_entry_t e = {.kind = ENTRY_QUERY, .stmt = stmt, .cb = cb, .queued_ns = request_now_ns()};
 
     e.nparams = stmt->nparams > PG_MAX_PARAMS ? PG_MAX_PARAMS : stmt->nparams;
+    if (work > 0) {
+        /* what came before the send counts as held, as in async mode, where
+         * the query goes with its work and its result comes after the work's:
+         * its duration and Server-Timing include the work, its pool wait not */
+        work_blocking(pool, work, latency_ms);
+        latency_ms = 0;
+        e.held_ns = request_now_ns() - e.queued_ns;
+    }
     pg_status_t status = run_blocking(pool, &e, values, latency_ms);
     answer(pool, &e, status, rq);
     if (e.result != NULL)
@@ -899,6 +1015,8 @@ pg_pool_t *pg_pool_create(h2o_evloop_t *loop, const pg_settings_t *settings, con
     pool->loop = loop;
     pool->settings = *settings;
     pool->reg = reg;
+    if (reg->work == NULL) /* no statement to send: --db-work stays 0 */
+        pool->settings.work = NULL;
     pool->query_durations = metrics_histograms(metrics, worker, reg->family_queries);
     pool->pool_wait = metrics_histograms(metrics, worker, reg->family_pool_wait);
     pool->errors = metrics_counters(metrics, worker, reg->family_errors);
@@ -954,16 +1072,19 @@ void pg_pool_destroy(pg_pool_t *pool)
     free(pool);
 }
 
-/* The live --db-latency-ms is read once, here, for either mode. */
+/* The live --db-latency-ms and --db-work are read once, here, for either
+ * mode (--db-work only where it may be above 0: its statement exists). */
 void pg_query(pg_pool_t *pool, request_t *rq, const pg_statement_t *stmt, const char *const *values, pg_callback_fn cb)
 {
     int ms = flags_live_read(pool->settings.latency_ms);
+    int work = pool->settings.work != NULL ? flags_live_read(pool->settings.work) : 0;
 
     if (pool->settings.sync) {
-        query_blocking(pool, rq, stmt, values, cb, ms);
+        query_blocking(pool, rq, stmt, values, cb, ms, work);
         return;
     }
     pg_entry_t *e = entry_new(stmt, values, rq, cb);
+    e->work = work;
     if (ms > 0)
         hold(pool, e, ms);
     else

@@ -15,6 +15,15 @@
  * timer. It counts in the query's duration and Server-Timing, not in the
  * pool wait.
  *
+ * --db-work K puts database CPU before every query: the pool sends its own
+ * statement SELECT sutlab_work(K) (db/migrations/005_work.sql) first, on the
+ * same connection and in the same batch (sync: just before it, blocking),
+ * held with it by --db-latency-ms as one round trip. Its result is dropped;
+ * it counts as any query in the metrics (`query="db_work"`, its failures in
+ * db_errors_total), and its time in the request's Server-Timing `db`. A
+ * failure of it never fails the request: the batch's failure model below
+ * sends the app's query again, alone.
+ *
  * Handlers must therefore accept a callback that runs either before or after
  * pg_query() returns. Every statement is prepared once per connection.
  *
@@ -64,6 +73,7 @@ typedef struct pg_registry {
     pg_statement_t *stmts[64];
     const char *names[64]; /* the stmts' names: db_query_duration_seconds' `query` labels */
     size_t n;
+    const pg_statement_t *work; /* --db-work's statement once pg_registry_add_work added it, else NULL */
     int family_queries, family_pool_wait, family_errors; /* set by pg_metrics_register */
     int wait; /* its kind of wait ("db") in request_t's wait_ns[], set by pg_metrics_register */
 } pg_registry_t;
@@ -94,12 +104,29 @@ typedef struct pg_settings {
     int timeout_ms; /* --db-timeout */
     const int *latency_ms; /* the live --db-latency-ms (flags_live_read): each query is held this long
                             * before it is sent */
+    const int *work;       /* the live --db-work (flags_live_read), or NULL when it stays 0 (the registry
+                            * then has no work statement) */
 } pg_settings_t;
 
 typedef struct pg_pool pg_pool_t;
 
 /* Registers a statement; returns 0, or -1 if the registry is full. */
 int pg_registry_add(pg_registry_t *reg, pg_statement_t *stmt);
+
+/* Registers --db-work's statement, SELECT sutlab_work($1), as "db_work"
+ * (reg->work), so that every connection prepares it: only when --db-work
+ * is or may become above 0, since a database without the function refuses
+ * the prepare. Call before pg_metrics_register. Returns 0, or -1 if the
+ * registry is full. */
+int pg_registry_add_work(pg_registry_t *reg);
+
+/* Whether the database at url has the function of --db-work's statement,
+ * asked on a blocking connection of its own (before the workers start; a
+ * host that does not answer costs libpq's connect_timeout, 3 s). Returns 1
+ * if it has; 0 if it has not (the prepare fails with undefined_function);
+ * -1 if the database cannot be reached or fails otherwise: the pools will
+ * try it, and say what they find, as ever. */
+int pg_work_check(const char *url, int timeout_ms);
 
 /* Registers the pool's families (db_query_duration_seconds by statement,
  * db_pool_wait_seconds, db_errors_total) once every statement is in reg.

@@ -49,6 +49,11 @@ static const struct {
     {{"--listen", "::1:80"}, CONFIG_ERROR, "--listen: expected HOST:PORT (port 1-65535), got '::1:80'"},
     {{"--tls-cert", "c"}, CONFIG_ERROR, "--tls-cert/--tls-key: given without --tls-listen HOST:PORT"},
     {{"--tls-resumption", "off", "--gzip", "--log=access"}, CONFIG_OK, NULL},
+    {{"--count-pagination", "bogus"}, CONFIG_ERROR,
+     "--count-pagination: expected off|on|estimate (or 1|0, true|false), got 'bogus'"},
+    {{"--count-pagination=maybe"}, CONFIG_ERROR,
+     "--count-pagination: expected off|on|estimate (or 1|0, true|false), got 'maybe'"},
+    {{"--no-count-pagination=estimate"}, CONFIG_ERROR, "--no-count-pagination takes no value"},
 };
 
 START_TEST(serve_lines_parse_or_say_why)
@@ -172,6 +177,58 @@ START_TEST(defaults_env_and_line)
 }
 END_TEST
 
+/* A boolean grown into a choice (--count-pagination): every form a user
+ * types, the boolean's and the words', to the value sutlab_build_info shows. */
+static const struct {
+    const char *argv[MAXARGS];
+    const char *shown;
+} count_lines[] = {
+    {{NULL}, "--count-pagination=off"},
+    {{"--count-pagination"}, "--count-pagination=on"},
+    {{"--count-pagination", "--workers", "1"}, "--count-pagination=on"},
+    {{"--no-count-pagination"}, "--count-pagination=off"},
+    {{"--count-pagination", "estimate"}, "--count-pagination=estimate"},
+    {{"--count-pagination=estimate"}, "--count-pagination=estimate"},
+    {{"--count-pagination", "on"}, "--count-pagination=on"},
+    {{"--count-pagination", "off", "--gzip"}, "--count-pagination=off"},
+    {{"--count-pagination=on"}, "--count-pagination=on"},
+    {{"--count-pagination=0"}, "--count-pagination=off"},
+    {{"--count-pagination=true"}, "--count-pagination=on"},
+    {{"--count-pagination=estimate", "--no-count-pagination"}, "--count-pagination=off"},
+};
+
+START_TEST(bool_choice_takes_booleans_and_words)
+{
+    for (size_t i = 0; i < sizeof(count_lines) / sizeof(count_lines[0]); i++) {
+        char *argv[MAXARGS + 1] = {"serve"}, err[512] = "", buf[2048];
+        int argc = 1;
+        config_t cfg;
+        for (; argc <= MAXARGS && count_lines[i].argv[argc - 1] != NULL; argc++)
+            argv[argc] = (char *)count_lines[i].argv[argc - 1];
+        ck_assert_msg(serve_parse(&cfg, argc, argv, err, sizeof(err)) == CONFIG_OK, "line %zu: %s", i, err);
+        config_format_flags(&cfg, buf, sizeof(buf));
+        ck_assert_msg(strstr(buf, count_lines[i].shown) != NULL, "line %zu: %s", i, buf);
+    }
+    /* the environment, and a live change, take the same words */
+    config_t cfg;
+    char *argv[] = {"serve"}, *env[] = {"SUTLAB_COUNT_PAGINATION=estimate", NULL}, err[256];
+    int was, now;
+    static backends_t backends;
+    config_init(&cfg);
+    ck_assert_int_eq(board_flags_register(&cfg), 0);
+    ck_assert_int_eq(backends_flags_register(&backends, &cfg), 0);
+    ck_assert_int_eq(config_parse(&cfg, 1, argv, env, 2, err, sizeof(err)), CONFIG_OK);
+    ck_assert_int_eq(config_set_live(&cfg, "count-pagination", "on", &was, &now), CONFIG_LIVE_OK);
+    ck_assert_int_eq(was, 2);
+    ck_assert_int_eq(now, 1);
+    ck_assert_int_eq(config_set_live(&cfg, "count-pagination", "no", &was, &now), CONFIG_LIVE_OK);
+    ck_assert_int_eq(now, 0);
+    ck_assert_int_eq(config_set_live(&cfg, "count-pagination", "estimate", &was, &now), CONFIG_LIVE_OK);
+    ck_assert_int_eq(now, 2);
+    ck_assert_int_eq(config_set_live(&cfg, "count-pagination", "exact", &was, &now), CONFIG_LIVE_BAD);
+}
+END_TEST
+
 START_TEST(format_lists_in_flags_rows)
 {
     config_t cfg;
@@ -191,6 +248,7 @@ int main(void)
     tcase_add_test(tc, db_lines_parse_or_say_why);
     tcase_add_test(tc, defaults_env_and_line);
     tcase_add_test(tc, format_lists_in_flags_rows);
+    tcase_add_test(tc, bool_choice_takes_booleans_and_words);
     suite_add_tcase(s, tc);
     return unit_run(s);
 }

@@ -1,8 +1,9 @@
 """bench's board suite, sutlab --workers 1 and PostgreSQL on the server CPU, wrk and pgbench on
 the other: (1) at medium size, GET /api/articles/:slug and the index at a random offset next to
 pgbench running each endpoint's own statement; (2) at large size, the index with
---count-pagination off vs on, sutlab restarted for every run (the engine's run_on, on a
-ServerTarget)."""
+--count-pagination off, on and estimate, sutlab restarted for every run (the engine's run_on, on a
+ServerTarget); (3) the estimate's error against the exact count per filter at each of
+--estimate-sizes (board_estimate), printed, not judged."""
 
 import os
 import re
@@ -13,13 +14,14 @@ from ..engine.targets import ServerTarget
 from ..services import procs
 from ..errors import RunError
 from ..report import fmt
-from . import board_report, board_sql, common
+from . import board_estimate, board_report, board_sql, common
 from .board_sql import ARTICLE_PATH, PAGE_PATH
 from .common import BOARD_ARTICLE_SCRIPT, BOARD_PAGE_SCRIPT, WRK_LINE_SCRIPT, WRK_SCRIPT, log
 
 TIMEOUT_S = 30  # wrk --timeout and sutlab --db-timeout (s): queued index queries must not fail
-MODES = ("count-off", "count-on")
-MODE_FLAGS = {"count-off": ["--no-count-pagination"], "count-on": ["--count-pagination"]}
+MODES = ("count-off", "count-on", "count-estimate")
+MODE_FLAGS = {"count-off": ["--count-pagination", "off"], "count-on": ["--count-pagination", "on"],
+              "count-estimate": ["--count-pagination", "estimate"]}
 WHO = ("sutlab", "pgbench")
 
 
@@ -108,7 +110,7 @@ def check_part1(ctx, port, slugs, maxoff):
     r = board_sql.get(port, ARTICLE_PATH + slugs[0])
     if r.status != 200 or board_sql.article_slug(r.body) != slugs[0]:
         raise RunError("GET %s%s returned %s %r" % (ARTICLE_PATH, slugs[0], r.status, r.body[:200]))
-    board_sql.page_check(port, 21, "count off")
+    board_sql.page_check(port, 21, "lower-bound", "count off")
     checks = {"article": board_sql.check_same_statement(svc, port, ARTICLE_PATH + slugs[0], BOARD_ARTICLE_SCRIPT,
                                                         [0, slugs[0]], "article"),
               "page": board_sql.check_same_statement(svc, port, PAGE_PATH + "0", BOARD_PAGE_SCRIPT,
@@ -182,17 +184,23 @@ def run_part1(ctx):
 
 
 # ---------------------------------------------------------------------------------------------
-# Part 2: --count-pagination off vs on
+# Part 2: --count-pagination off, on and estimate
+
+# each mode's first page: what articlesCount it answers on n freshly analyzed articles, and its kind
+# (estimate: the table's rows, which VACUUM (FREEZE, ANALYZE) counted exactly)
+FIRST_PAGE = {"count-off": lambda n: (21, "lower-bound"), "count-on": lambda n: (n, "exact"),
+              "count-estimate": lambda n: (n, "estimate")}
+
 
 def mode_arm(ctx, mode, target, res, wrk_kw, pg_base):
-    """--count-pagination off or on: every run on a sutlab the target starts (with the mode's
-    flags) and the setup checks and warms, stopped after it, its backends gone."""
+    """--count-pagination off, on or estimate: every run on a sutlab the target starts (with the
+    mode's flags) and the setup checks and warms, stopped after it, its backends gone."""
     args, svc = ctx.args, ctx.svc
 
     def setup():
         server = target.server
         res["argv"][mode] = common.short_cmd(server.argv)
-        board_sql.page_check(server.port, 21 if mode == "count-off" else res["db"]["articles"], mode)
+        board_sql.page_check(server.port, *FIRST_PAGE[mode](res["db"]["articles"]), mode)
         if args.warmup:
             log("bench: board: warmup %s (%ds)" % (mode, args.warmup))
             common.run_wrk(args, server.port, None, args.warmup, **wrk_kw)
@@ -247,9 +255,12 @@ def run_part2(ctx):
 
 
 def run(ctx):
-    return {"part1": run_part1(ctx), "part2": run_part2(ctx)}
+    res = {"part1": run_part1(ctx), "part2": run_part2(ctx)}
+    res["part3"] = board_estimate.run(ctx, lambda name, flags: board_server(ctx, name, flags))
+    return res
 
 
 def print_report(ctx, res):
     board_report.print_part1(ctx, res["part1"])
     board_report.print_part2(ctx, res["part2"])
+    board_report.print_part3(ctx, res["part3"])

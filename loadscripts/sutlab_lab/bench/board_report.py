@@ -1,4 +1,4 @@
-"""The two tables of bench's board suite, with what was compared and how."""
+"""The tables of bench's board suite, with what was compared and how."""
 
 from .. import report
 from ..services import procs
@@ -129,7 +129,7 @@ def print_part1(ctx, res):
 def print_part2(ctx, res):
     args, runs, db = ctx.args, res["runs"], res["db"]
     cpu = args.server_cpu
-    print_head("board (2/2): GET /api/articles?limit=20&offset=K, --count-pagination off vs on", ctx,
+    print_head("board (2/3): GET /api/articles?limit=20&offset=K, --count-pagination off, on, estimate", ctx,
                res["load_before"], res["load_after"], skews=False)
     print("data: sutlab db seed --size %s: %d articles%s; then VACUUM (FREEZE, ANALYZE) "
           "and CHECKPOINT (%.1f s)" % (db["size"], db["articles"], seeded(db), db["vacuum_s"]))
@@ -143,8 +143,9 @@ def print_part2(ctx, res):
     print("one execution in PostgreSQL alone (EXPLAIN ANALYZE, warm, PostgreSQL on one CPU): "
           "SELECT count(*) FROM articles %s ms; page query at offset 0 %s ms, at offset %d %s ms"
           % (fmt(alone["count"], 2), fmt(alone["page0"], 2), res["maxoff"], fmt(alone["pagemax"], 2)))
-    print("rounds: %d, order off on then on off (alternating), %ds each; medians over rounds"
-          % (args.rounds, args.duration))
+    order = " ".join(m.split("-")[1] for m in runs)
+    print("rounds: %d, order %s then reversed (alternating), %ds each; medians over rounds"
+          % (args.rounds, order, args.duration))
     print(drain_note(all_runs(runs.values())))
     print()
     rows, errors = [], 0
@@ -161,5 +162,27 @@ def print_part2(ctx, res):
     print("ratio off/on (req/s): how many times slower the count makes the index; target: the "
           "bottleneck reproduced:")
     print(target_line("count off / count on", runs["count-off"], runs["count-on"], FLIP_TARGET))
+    print("ratios of the third setting (req/s), measured, no target: a page count without the count(*)")
+    for label, a, b in (("estimate / on", "count-estimate", "count-on"), ("estimate / off", "count-estimate",
+                                                                           "count-off")):
+        print("  %-36s %s" % (label, report.round_ratios(runs[a], runs[b])[1]))
     if errors:
         print("warning: some wrk runs saw socket errors or non-2xx responses (errors column)")
+
+
+def print_part3(ctx, rows):
+    """The estimate's error against the exact count, per size and filter: printed, not judged."""
+    print()
+    print("board (3/3): --count-pagination estimate: articlesCount of the first one-row page against "
+          "the exact count(*), per filter, at each of --estimate-sizes (%s)" % ",".join(ctx.args.estimate_sizes))
+    print("data: each size seeded, then VACUUM (FREEZE, ANALYZE): the planner's statistics fresh; "
+          "most = the value with the most rows, median = the middle one; feed = a follower's")
+    print()
+    out = []
+    for size, name, which, value, exact, got, kind in rows:
+        err = "-" if not exact else "%+.1f %%" % (100.0 * (got - exact) / exact)
+        out.append((size, name, which, value, str(exact), str(got), kind, err))
+    print(report.table(("size", "filter", "which", "value", "exact count", "articlesCount", "kind", "error"),
+                       out, left=4))
+    print("(error = (articlesCount - exact) / exact; the planner's figure for a filter is its average "
+          "for such a filter, the unfiltered one the analyzed row count: docs/board-api.md)")

@@ -129,18 +129,20 @@ def explain_ms(svc, setup, statement):
     return float(times[-1]) if times else None
 
 
-def page_check(port, expect_count, what):
+def page_check(port, expect_count, kind, what):
+    """The first page answers 20 articles, articlesCount expect_count and X-Total-Count-Kind kind
+    (docs/board-api.md)."""
     r = get(port, PAGE_PATH + "0")
     st, body = r.status, r.body
     try:
         doc = json.loads(body)
-        got = (len(doc["articles"]), doc["articlesCount"])
+        got = (len(doc["articles"]), doc["articlesCount"], r.headers.get("x-total-count-kind"))
     except (ValueError, KeyError, TypeError):
         raise RunError("%s: GET %s0 returned %s %r" % (what, PAGE_PATH, st, body[:200]))
-    if st != 200 or got != (20, expect_count):
-        raise RunError("%s: GET %s0 returned %s with %d articles and articlesCount %s, "
-                         "expected 200, 20, %d" % (what, PAGE_PATH, st, got[0], got[1],
-                                                   expect_count))
+    if st != 200 or got != (20, expect_count, kind):
+        raise RunError("%s: GET %s0 returned %s with %d articles, articlesCount %s (%s), "
+                         "expected 200, 20, %d (%s)" % (what, PAGE_PATH, st, got[0], got[1], got[2],
+                                                        expect_count, kind))
 
 
 

@@ -10,7 +10,8 @@ Suites (--suite, default static,delivery,dbmode; "all" adds board; cost by name 
             on the server's core and once on the other core.
   board     at medium size: GET /api/articles/:slug and GET /api/articles?limit=20&offset=K
             next to pgbench running each endpoint's own statement at the same concurrency;
-            then at large size (1M articles) the index with --count-pagination off vs on.
+            then at large size (1M articles) the index with --count-pagination off, on and
+            estimate; then the estimate's error against the exact count per filter.
   cost      per kind of request (/health_check, /status.txt, the store listing uncached and
             cached, an article): instructions per request under callgrind, split by object
             (sutlab, libh2o, libpq, hiredis, libc, ...), and system calls per request (strace).
@@ -99,7 +100,7 @@ suites (--suite LIST, default static,delivery,dbmode; all = those and board):
             load generator shares PostgreSQL's core)
 
   board     sutlab serve --workers 1 --db-timeout 30000 (sutlab, PostgreSQL on SERVER_CPU; wrk,
-            pgbench on WRK_CPU; every wrk with --timeout 30s). Two parts:
+            pgbench on WRK_CPU; every wrk with --timeout 30s). Three parts:
     1. sutlab db seed --size medium (--size), VACUUM (FREEZE, ANALYZE), CHECKPOINT; then per
        endpoint, sutlab and pgbench alternated in rounds (A B, then B A, ...), --connections each:
        article  wrk -s loadscripts/bench.d/random_line.lua URL -- /api/articles/ SLUGS SEED
@@ -114,10 +115,15 @@ suites (--suite LIST, default static,delivery,dbmode; all = those and board):
        Before measuring, bench checks that each pgbench statement, as pgbench sends it, is the
        text sutlab's own PostgreSQL session ran (pg_stat_activity) and has the same EXPLAIN VERBOSE.
     2. sutlab db seed --size large --force (--large-size; about a minute), VACUUM, CHECKPOINT; the
-       page request above with --no-count-pagination vs --count-pagination, sutlab restarted for
+       page request above with --count-pagination off, on and estimate, sutlab restarted for
        every run, alternated, at --large-connections (16).
+    3. at each of --estimate-sizes (small,medium,large; seeded in turn, VACUUM (FREEZE, ANALYZE)),
+       a sutlab with --count-pagination estimate asked for one row of each filter (all; the most
+       common and the median tag, author, fan's favorites and follower's feed), its articlesCount
+       printed beside PostgreSQL's count(*) and the error: printed, not judged.
     Targets: article >= 1.2x pgbench, page (count off) >= 1.0x pgbench, and at large
-    count off >= 5x count on; printed with a check mark, never the exit status.
+    count off >= 5x count on; printed with a check mark, never the exit status. estimate's
+    ratios to off and on are printed without a target.
 
   cost      per kind, sutlab serve --workers 1 --db-url URL --redis-url URL (--size small, 20 x 100
             stores), fresh for each of two runs, one keep-alive connection (Python http.client),
@@ -321,15 +327,27 @@ def add_db_args(p):
                    help="sutlab --cache-ttl of the cache-on run (default: 600)")
     g = p.add_argument_group("board suite")
     g.add_argument("--large-size", choices=SIZES, default="large",
-                   help="fixture size of the --count-pagination off/on part (default: large = "
+                   help="fixture size of the --count-pagination off/on/estimate part (default: large = "
                         "1,000,000 articles; seeding takes about a minute)")
     g.add_argument("--max-offset", type=max_offset_arg, default=BOARD_MAX_OFFSET, metavar="K|all",
                    help="index requests use offset K uniform in 0..min(K, articles-20); all = "
                         "every page (default: %d, the first 50 pages; each skipped row costs "
                         "PostgreSQL tens of microseconds, see the report)" % BOARD_MAX_OFFSET)
     g.add_argument("--large-connections", type=positive_int, default=16, metavar="N",
-                   help="wrk -c of the --count-pagination off/on runs (default: 16: with the "
+                   help="wrk -c of the --count-pagination off/on/estimate runs (default: 16: with the "
                         "count on, 64 connections queue for seconds)")
+    g.add_argument("--estimate-sizes", type=sizes_arg, default=("small", "medium", "large"), metavar="LIST",
+                   help="sizes at which part 3 prints the estimate's error against the exact count per "
+                        "filter (default: small,medium,large; each is seeded in turn, the one the "
+                        "database holds first)")
+
+
+def sizes_arg(text):
+    sizes = tuple(s.strip() for s in text.split(",") if s.strip())
+    bad = [s for s in sizes if s not in SIZES]
+    if not sizes or bad:
+        raise argparse.ArgumentTypeError("expected a comma list of %s, got %r" % ("|".join(SIZES), text))
+    return sizes
 
 
 def cost_kinds_arg(text):

@@ -5,7 +5,8 @@
 FLAG is a sutlab serve flag, or `indexes` (sutlab db indexes off|on):
 
   flip                      off run                      on run                      default load
-  --count-pagination        --no-count-pagination        --count-pagination          articles
+  --count-pagination [on]   --count-pagination off       --count-pagination on       articles
+  --count-pagination estimate  --count-pagination off    --count-pagination estimate articles
   --redis-cache             --no-redis-cache             --redis-cache               stores
   --cache-local             --redis-cache --no-cache-local  --redis-cache --cache-local  stores
   --gzip                    --no-gzip                    --gzip                      stores-gzip

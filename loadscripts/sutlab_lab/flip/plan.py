@@ -11,13 +11,14 @@ from ..engine import Arm, targets
 from ..errors import RunError
 from ..services import procs
 
-BOOL_FLAGS_FALLBACK = {"redis-cache", "cache-local", "gzip", "count-pagination"}
+BOOL_FLAGS_FALLBACK = {"redis-cache", "cache-local", "gzip"}
 FALSE_WORDS = ("NO", "off", "no", "false", "0")
 
 # flag -> how to flip it: off value (None = the server default, i.e. the flag removed;
 # "NO" = --no-FLAG), on value when none is given, scenarios to try in order.
 SPECS = {
-    "count-pagination": {"off": "NO", "scenarios": ["articles"]},
+    # a boolean grown into a choice: off|on|estimate (flip --count-pagination estimate)
+    "count-pagination": {"off": "off", "on": "on", "scenarios": ["articles"]},
     "redis-cache": {"off": "NO", "scenarios": ["stores"]},
     # both runs cache in Redis; only the worker's own copy differs
     "cache-local": {"off": "NO", "scenarios": ["stores"], "requires": ["redis-cache"]},
@@ -54,12 +55,13 @@ def serve_flags(sutlab_bin):
 
 
 def strip_flag(tokens, name, boolean):
-    """tokens without any --name / --no-name / --name=V / --name V."""
+    """tokens without any --name / --no-name / --name=V / --name V (a V that is no flag: a
+    boolean that grew values, --count-pagination, may stand alone)."""
     out, i = [], 0
     while i < len(tokens):
         t = tokens[i]
         if t in ("--" + name, "--no-" + name):
-            if not boolean and t == "--" + name and i + 1 < len(tokens):
+            if not boolean and t == "--" + name and i + 1 < len(tokens) and not tokens[i + 1].startswith("-"):
                 i += 1  # its value
         elif not t.startswith("--" + name + "="):
             out.append(t)

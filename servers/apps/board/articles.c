@@ -32,51 +32,58 @@
 #define FAVORITED_IDS "SELECT f.article_id FROM favorites f JOIN users fu ON fu.id = f.user_id WHERE fu.username = "
 #define FEED_AUTHORS "SELECT followee_id FROM follows WHERE follower_id = "
 
-/* One statement per filter shape: each gets a plan that can use its index.
- * A page is $1 viewer, $2 limit, $3 offset, then the filter values; its
- * count takes the filter values only. */
-static pg_statement_t list_all = {"board_articles", PAGE_OF(""), 3, 0, board_article_columns, "GET /api/articles"};
-static pg_statement_t count_all = {"board_articles_count", "SELECT count(*) FROM articles", 0, 0, NULL,
-    "GET /api/articles (--count-pagination)"};
-static pg_statement_t list_tag = {
-    "board_articles_by_tag", PAGE_OF("WHERE a.id IN (" TAG_IDS "$4)"), 4, 0, board_article_columns,
-    "GET /api/articles?tag="};
-static pg_statement_t count_tag = {
-    "board_articles_by_tag_count",
-    "SELECT count(*) FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE t.name = $1", 1, 0, NULL,
-    "GET /api/articles?tag= (--count-pagination)"};
-static pg_statement_t list_author = {
-    "board_articles_by_author", PAGE_OF("WHERE a.author_id = (" AUTHOR_ID "$4)"), 4, 0, board_article_columns,
-    "GET /api/articles?author="};
-static pg_statement_t count_author = {
-    "board_articles_by_author_count", "SELECT count(*) FROM articles a WHERE a.author_id = (" AUTHOR_ID "$1)", 1, 0,
-    NULL, "GET /api/articles?author= (--count-pagination)"};
-static pg_statement_t list_favorited = {
-    "board_articles_by_favorited",
-    PAGE_OF("WHERE a.id IN (" FAVORITED_IDS "$4)"), 4, 0, board_article_columns, "GET /api/articles?favorited="};
-static pg_statement_t count_favorited = {
-    "board_articles_by_favorited_count",
-    "SELECT count(*) FROM favorites f JOIN users fu ON fu.id = f.user_id WHERE fu.username = $1", 1, 0, NULL,
-    "GET /api/articles?favorited= (--count-pagination)"};
-/* two or three filters at once are rare: one statement with optional terms */
-static pg_statement_t list_filtered = {
-    "board_articles_filtered",
-    PAGE_OF("WHERE ($4::text IS NULL OR a.id IN (" TAG_IDS "$4))"
-            " AND ($5::text IS NULL OR a.author_id = (" AUTHOR_ID "$5))"
-            " AND ($6::text IS NULL OR a.id IN (" FAVORITED_IDS "$6))"),
-    6, 0, board_article_columns, "GET /api/articles (several filters)"};
-static pg_statement_t count_filtered = {
-    "board_articles_filtered_count",
-    "SELECT count(*) FROM articles a WHERE ($1::text IS NULL OR a.id IN (" TAG_IDS "$1))"
-    " AND ($2::text IS NULL OR a.author_id = (" AUTHOR_ID "$2))"
-    " AND ($3::text IS NULL OR a.id IN (" FAVORITED_IDS "$3))",
-    3, 0, NULL, "GET /api/articles (several filters, --count-pagination)"};
-static pg_statement_t list_feed = {
-    "board_feed", PAGE_OF("WHERE a.author_id IN (" FEED_AUTHORS "$1)"), 3, 0, board_article_columns,
-    "GET /api/articles/feed"};
-static pg_statement_t count_feed = {
-    "board_feed_count", "SELECT count(*) FROM articles a WHERE a.author_id IN (" FEED_AUTHORS "$1)", 1, 0, NULL,
-    "GET /api/articles/feed (--count-pagination)"};
+/* The rows each filter counts, written once for its exact count and for the
+ * planner's estimate of that count, so the two cannot drift apart. $1.. are
+ * the filter values. */
+#define ROWS_ALL "FROM articles"
+#define ROWS_TAG "FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE t.name = $1"
+#define ROWS_AUTHOR "FROM articles a WHERE a.author_id = (" AUTHOR_ID "$1)"
+#define ROWS_FAVORITED "FROM favorites f JOIN users fu ON fu.id = f.user_id WHERE fu.username = $1"
+#define ROWS_FILTERED                                                                                                  \
+    "FROM articles a WHERE ($1::text IS NULL OR a.id IN (" TAG_IDS "$1))"                                             \
+    " AND ($2::text IS NULL OR a.author_id = (" AUTHOR_ID "$2))"                                                      \
+    " AND ($3::text IS NULL OR a.id IN (" FAVORITED_IDS "$3))"
+#define ROWS_FEED "FROM articles a WHERE a.author_id IN (" FEED_AUTHORS "$1)"
+
+/* --count-pagination estimate: EXPLAIN plans the count's rows with the
+ * values bound (a custom plan, as EXPLAIN of a prepared statement is) and
+ * runs nothing; the top node's "Plan Rows" is the planner's estimate, from
+ * the statistics ANALYZE keeps. SELECT 1, not count(*): a count's top node
+ * is its aggregate's one row, and a parallel scan's rows are per worker. */
+#define ESTIMATE_OF(rows) "EXPLAIN (FORMAT JSON) SELECT 1 " rows
+
+/* One page statement per filter shape, each with a plan that can use its
+ * index, and its count and estimate. A page is $1 viewer, $2 limit, $3
+ * offset, then the filter values; the count and the estimate take the
+ * filter values only. */
+typedef struct list_shape {
+    pg_statement_t page, count, estimate;
+} list_shape_t;
+
+#define SHAPE(name, page_filter, page_params, rows, nfilters, endpoint)                                               \
+    {{name, PAGE_OF(page_filter), page_params, 0, board_article_columns, endpoint},                                    \
+     {name "_count", "SELECT count(*) " rows, nfilters, 0, NULL, endpoint " (--count-pagination on)"},               \
+     {name "_estimate", ESTIMATE_OF(rows), nfilters, 0, NULL, endpoint " (--count-pagination estimate)"}}
+
+enum list_shape_id { SHAPE_ALL, SHAPE_TAG, SHAPE_AUTHOR, SHAPE_FAVORITED, SHAPE_FILTERED, SHAPE_FEED, NSHAPES };
+
+static list_shape_t shapes[NSHAPES] = {
+    [SHAPE_ALL] = SHAPE("board_articles", "", 3, ROWS_ALL, 0, "GET /api/articles"),
+    [SHAPE_TAG] = SHAPE("board_articles_by_tag", "WHERE a.id IN (" TAG_IDS "$4)", 4, ROWS_TAG, 1,
+                        "GET /api/articles?tag="),
+    [SHAPE_AUTHOR] = SHAPE("board_articles_by_author", "WHERE a.author_id = (" AUTHOR_ID "$4)", 4, ROWS_AUTHOR, 1,
+                           "GET /api/articles?author="),
+    [SHAPE_FAVORITED] = SHAPE("board_articles_by_favorited", "WHERE a.id IN (" FAVORITED_IDS "$4)", 4,
+                              ROWS_FAVORITED, 1, "GET /api/articles?favorited="),
+    /* two or three filters at once are rare: one statement with optional terms */
+    [SHAPE_FILTERED] = SHAPE("board_articles_filtered",
+                             "WHERE ($4::text IS NULL OR a.id IN (" TAG_IDS "$4))"
+                             " AND ($5::text IS NULL OR a.author_id = (" AUTHOR_ID "$5))"
+                             " AND ($6::text IS NULL OR a.id IN (" FAVORITED_IDS "$6))",
+                             6, ROWS_FILTERED, 3, "GET /api/articles (several filters)"),
+    [SHAPE_FEED] = SHAPE("board_feed", "WHERE a.author_id IN (" FEED_AUTHORS "$1)", 3, ROWS_FEED, 1,
+                         "GET /api/articles/feed"),
+};
 
 static pg_statement_t stmt_by_slug = {
     "board_article", BOARD_ARTICLE_SELECT("a.body") "WHERE a.slug = $2", 2, 0, board_article_columns,
@@ -142,31 +149,51 @@ typedef struct list_state {
     long long limit, offset;
     const char *tag, *author, *favorited;
     int feed;
+    int mode;         /* --count-pagination, read once: the admin listener may change it meanwhile */
+    const list_shape_t *shape;
+    const char *filter[3]; /* the count's and the estimate's parameters */
     int pending;      /* queries still out */
     int failed;       /* one failed and the response went out */
     int counted;      /* count holds the exact total */
-    long long count;  /* --count-pagination, or a page past the end */
-    const pg_statement_t *count_stmt;
-    const char *filter[3]; /* the count statement's parameters */
+    long long count;  /* --count-pagination on, or a page past the end */
+    long long estimate; /* --count-pagination estimate: the planner's rows, or -1 */
     jsonw_t page;     /* the articles, written when their rows arrive */
     long long returned;
     int more;         /* without count: a row past the page exists */
-    int counting;     /* --count-pagination, read once: the admin listener may change it meanwhile */
 } list_state_t;
+
+/* articlesCount, and in *kind what sort of total it is (X-Total-Count-Kind,
+ * docs/board-api.md). What the page proved bounds every answer: its rows
+ * exist, and so does the row past it when one came back. */
+static long long list_total(const list_state_t *st, const char **kind)
+{
+    long long proved = st->offset + st->returned + (st->more ? 1 : 0);
+    *kind = "exact";
+    if (st->counted)
+        return st->count;
+    if (!st->more) /* the page reached the end (a page past it was counted) */
+        return proved;
+    if (st->estimate > proved) {
+        *kind = "estimate";
+        return st->estimate;
+    }
+    *kind = "lower-bound"; /* simplePaginate(), or an estimate below what the page proved */
+    return proved;
+}
 
 static void finish_list(request_t *rq)
 {
     list_state_t *st = rq->app;
+    const char *kind;
     long long total;
     if (--st->pending > 0 || st->failed)
         return;
-    if (st->counted)
-        total = st->count;
-    else /* simplePaginate(): exact on the last page, a lower bound before */
-        total = st->offset + st->returned + (st->more ? 1 : 0);
+    total = list_total(st, &kind);
     jsonw_raw(&st->page, H2O_STRLIT("],\"articlesCount\":"));
     jsonw_int(&st->page, total);
     jsonw_raw(&st->page, "}", 1);
+    h2o_add_header_by_str(&rq->req->pool, &rq->req->res.headers, H2O_STRLIT("x-total-count-kind"), 0, NULL, kind,
+                          strlen(kind));
     respond_send_pooled(rq->req, 200, "application/json", jsonw_result(&st->page));
 }
 
@@ -192,6 +219,32 @@ static void on_count(request_t *rq, const pg_result_t *res)
     finish_list(rq);
 }
 
+/* The top plan node's "Plan Rows" in EXPLAIN (FORMAT JSON)'s one value, or
+ * -1 if it is not there (the total is then what the page proved). */
+static long long plan_rows(const pg_result_t *res)
+{
+    json_t *doc, *rows;
+    long long n;
+    if (PQntuples(res->res) < 1)
+        return -1;
+    doc = json_loadb(PQgetvalue(res->res, 0, 0), (size_t)PQgetlength(res->res, 0, 0), 0, NULL);
+    rows = json_object_get(json_object_get(json_array_get(doc, 0), "Plan"), "Plan Rows");
+    n = json_is_number(rows) ? (long long)json_number_value(rows) : -1;
+    json_decref(doc);
+    return n;
+}
+
+static void on_estimate(request_t *rq, const pg_result_t *res)
+{
+    list_state_t *st = rq->app;
+    if (res->status != PG_OK) {
+        fail_list(rq, res);
+        return;
+    }
+    st->estimate = plan_rows(res);
+    finish_list(rq);
+}
+
 static void on_page(request_t *rq, const pg_result_t *res)
 {
     list_state_t *st = rq->app;
@@ -200,16 +253,17 @@ static void on_page(request_t *rq, const pg_result_t *res)
         return;
     }
     int rows = PQntuples(res->res);
-    if (!st->counting && rows > st->limit) {
+    if (st->mode != BOARD_COUNT_ON && rows > st->limit) {
         st->more = 1;
         rows = (int)st->limit;
     }
     st->returned = rows;
     /* An empty page past the end says nothing of the total (offset would
-     * overstate it): only then, without --count-pagination, count. */
-    if (!st->failed && rows == 0 && st->offset > 0 && !st->counting) {
+     * overstate it, and an estimate may be anything): only then, without an
+     * exact count on its way, count. */
+    if (!st->failed && rows == 0 && st->offset > 0 && st->mode != BOARD_COUNT_ON) {
         st->pending++;
-        pg_query(app_pg(rq), rq, st->count_stmt, st->filter, on_count);
+        pg_query(app_pg(rq), rq, &st->shape->count, st->filter, on_count);
     }
     if (!st->failed) {
         jsonw_init(&st->page, &rq->req->pool, 64 + 700 * (size_t)rows);
@@ -223,39 +277,46 @@ static void on_page(request_t *rq, const pg_result_t *res)
     finish_list(rq);
 }
 
-static void list_as(request_t *rq, long long viewer)
+/* The statements of the request's filters, and their parameters. */
+static enum list_shape_id list_shape_of(list_state_t *st, const char **page)
 {
-    list_state_t *st = rq->app;
-    int counting = st->counting = flags_live_read(&board_settings.count_pagination);
     int nfilters = (st->tag != NULL) + (st->author != NULL) + (st->favorited != NULL);
-    const pg_statement_t *list, *count;
-    const char *page[6] = {app_itoa(rq, viewer), app_itoa(rq, counting ? st->limit : st->limit + 1),
-                           app_itoa(rq, st->offset)};
     const char **filter = st->filter;
 
     if (st->feed) {
-        list = &list_feed, count = &count_feed;
-        filter[0] = page[0];
-    } else if (nfilters == 0) {
-        list = &list_all, count = &count_all;
-    } else if (nfilters > 1) {
-        list = &list_filtered, count = &count_filtered;
+        filter[0] = page[0]; /* the viewer */
+        return SHAPE_FEED;
+    }
+    if (nfilters == 0)
+        return SHAPE_ALL;
+    if (nfilters > 1) {
         page[3] = filter[0] = st->tag;
         page[4] = filter[1] = st->author;
         page[5] = filter[2] = st->favorited;
-    } else {
-        const char *value = st->tag != NULL ? st->tag : st->author != NULL ? st->author : st->favorited;
-        list = st->tag != NULL ? &list_tag : st->author != NULL ? &list_author : &list_favorited;
-        count = st->tag != NULL ? &count_tag : st->author != NULL ? &count_author : &count_favorited;
-        page[3] = filter[0] = value;
+        return SHAPE_FILTERED;
     }
-    st->count_stmt = count;
+    page[3] = filter[0] = st->tag != NULL ? st->tag : st->author != NULL ? st->author : st->favorited;
+    return st->tag != NULL ? SHAPE_TAG : st->author != NULL ? SHAPE_AUTHOR : SHAPE_FAVORITED;
+}
+
+static void list_as(request_t *rq, long long viewer)
+{
+    list_state_t *st = rq->app;
+    int mode = st->mode = flags_live_read(&board_settings.count_pagination);
+    /* without an exact count, one row past the page says whether more exist */
+    const char *page[6] = {app_itoa(rq, viewer), app_itoa(rq, mode == BOARD_COUNT_ON ? st->limit : st->limit + 1),
+                           app_itoa(rq, st->offset)};
+    const list_shape_t *shape = st->shape = &shapes[list_shape_of(st, page)];
+
+    st->estimate = -1;
     /* both queries go out in the same pass, so they share a round trip */
-    st->pending = counting ? 2 : 1;
-    if (counting)
-        pg_query(app_pg(rq), rq, count, filter, on_count);
+    st->pending = mode == BOARD_COUNT_OFF ? 1 : 2;
+    if (mode == BOARD_COUNT_ON)
+        pg_query(app_pg(rq), rq, &shape->count, st->filter, on_count);
+    else if (mode == BOARD_COUNT_ESTIMATE)
+        pg_query(app_pg(rq), rq, &shape->estimate, st->filter, on_estimate);
     if (!st->failed)
-        pg_query(app_pg(rq), rq, list, page, on_page);
+        pg_query(app_pg(rq), rq, &shape->page, page, on_page);
     else
         st->pending--;
 }
@@ -565,10 +626,12 @@ static void unfavorite_as(request_t *rq, long long user)
 
 int board_articles_register(server_t *s, pg_registry_t *reg)
 {
-    pg_statement_t *stmts[] = {&list_all,      &count_all,      &list_tag,      &count_tag,       &list_author,
-                               &count_author,  &list_favorited, &count_favorited, &list_filtered, &count_filtered,
-                               &list_feed,     &count_feed,     &stmt_by_slug,  &stmt_create,     &stmt_update,
-                               &stmt_delete,   &stmt_author,    &stmt_favorite, &stmt_unfavorite};
+    pg_statement_t *stmts[] = {&stmt_by_slug, &stmt_create,   &stmt_update,   &stmt_delete,
+                               &stmt_author,  &stmt_favorite, &stmt_unfavorite};
+    for (size_t i = 0; i < NSHAPES; i++)
+        if (pg_registry_add(reg, &shapes[i].page) != 0 || pg_registry_add(reg, &shapes[i].count) != 0 ||
+            pg_registry_add(reg, &shapes[i].estimate) != 0)
+            return -1;
     for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
         if (pg_registry_add(reg, stmts[i]) != 0)
             return -1;

@@ -8,9 +8,11 @@
 /* In serve's --help, --count-pagination stands before --app-cpu-us and
  * --bcrypt-cost before --handler-mode */
 static const flags_def_t pagination_flag[] = {
-    {.name = "count-pagination", .kind = FLAGS_BOOL, .offset = offsetof(board_settings_t, count_pagination),
-     .value = "off", .in_flags = 1, .live = 1,
-     .help = "the article index runs an exact count(*) for articlesCount on every request (Laravel paginate())"},
+    {.name = "count-pagination", .kind = FLAGS_BOOL_CHOICE, .offset = offsetof(board_settings_t, count_pagination),
+     .choices = board_count_mode_names, .metavar = "off|on|estimate", .value = "off", .in_flags = 1, .live = 1,
+     .help = "articlesCount of the article index: on runs an exact count(*) on every request (Laravel paginate()); "
+             "off counts what the page proved (simplePaginate()); estimate asks the planner (--count-pagination "
+             "alone is on)"},
 };
 static const flags_def_t bcrypt_flag[] = {
     {.name = "bcrypt-cost", .kind = FLAGS_INT, .offset = offsetof(board_settings_t, bcrypt_cost), .min = 4,

@@ -7,6 +7,8 @@
 #include "core/respond.h"
 
 board_settings_t board_settings;
+const char *const board_count_mode_names[] = {
+    [BOARD_COUNT_OFF] = "off", [BOARD_COUNT_ON] = "on", [BOARD_COUNT_ESTIMATE] = "estimate", NULL};
 
 const char *const board_article_columns[BOARD_ARTICLE_NCOLUMNS + 1] = {
     [BOARD_ARTICLE_ID] = "id",

@@ -16,9 +16,20 @@
 #include "data/pg.h"
 
 /* The board's flags, registered by board_flags_register() and filled by
- * config_parse() before the server starts; read-only after. */
+ * config_parse() before the server starts; read-only after, but for
+ * --count-pagination, which the admin listener may store at any time. */
+/* --count-pagination: where the index's articlesCount comes from */
+typedef enum board_count_mode {
+    BOARD_COUNT_OFF = 0,  /* none: what the page proved (Laravel simplePaginate()) */
+    BOARD_COUNT_ON,       /* an exact count(*) with the page (Laravel paginate()) */
+    BOARD_COUNT_ESTIMATE, /* the planner's row estimate, never below what the page proved */
+} board_count_mode_t;
+
+/* Its words, indexed by board_count_mode_t and NULL-terminated. */
+extern const char *const board_count_mode_names[];
+
 typedef struct board_settings {
-    int count_pagination; /* exact count(*) for articlesCount (Laravel paginate()) */
+    int count_pagination; /* a board_count_mode_t; live (flags_live_read) */
     int bcrypt_cost;      /* of password hashes at register/login */
 } board_settings_t;
 

@@ -5,7 +5,7 @@ the `tiny` fixtures when SEED is set), and one `sutlab serve` on a free port:
 
     class Users(BoardCase):
         MODE = "sync"                 # --db-mode
-        COUNT_PAGINATION = True       # --count-pagination
+        COUNT_PAGINATION = True       # --count-pagination (or "estimate": --count-pagination estimate)
 
         def test_x(self):
             user, token, password = self.register()
@@ -247,8 +247,10 @@ class BoardCase(unittest.TestCase):
     @classmethod
     def server_args(cls):
         args = ["--db-url", cls.db_url, "--bcrypt-cost", str(BCRYPT_COST), "--db-mode", cls.MODE]
-        if cls.COUNT_PAGINATION:
+        if cls.COUNT_PAGINATION is True:
             args.append("--count-pagination")
+        elif cls.COUNT_PAGINATION:
+            args += ["--count-pagination", cls.COUNT_PAGINATION]
         return args + list(cls.EXTRA_ARGS)
 
     @classmethod

@@ -3,15 +3,20 @@
 
 CRUD runs in both --db-modes; the index (filters, paging, articlesCount) runs against a known data
 set with --count-pagination off and on (docs/board-api.md: on = exact count(*) with the same
-filters; off = offset + returned + (1 if a further row exists)). State is checked with psql.
+filters; off = offset + returned + (1 if a further row exists)), and on the seeded tiny fixtures with
+estimate (the planner's estimate of the count's rows, never below what the page proved); each
+answer's X-Total-Count-Kind says which of exact, estimate and lower-bound it is. State is checked
+with psql.
 """
+
+import json
 
 import datetime
 import time
 import unittest
 
 from boardlib import (
-    ARTICLE, BoardCase, check_article, check_schema, q, slug_base, sql_lit, unique,
+    ARTICLE, FIXTURE_PASSWORD, BoardCase, check_article, check_schema, q, slug_base, sql_lit, unique,
 )
 
 
@@ -440,9 +445,13 @@ class Listing(BoardCase):
         total = N_ARTICLES
         for offset, limit, n in ((0, 20, 20), (20, 5, 5), (25, 5, 5), (29, 5, 1), (30, 5, 0), (31, 5, 0),
                                  (0, 100, 30), (10, 20, 20), (11, 20, 19)):
-            doc = self.list_articles(limit=limit, offset=offset).json
+            r = self.list_articles(limit=limit, offset=offset)
+            doc = r.json
             self.assertEqual(len(doc["articles"]), n, (offset, limit))
             self.assertEqual(doc["articlesCount"], self.expected_count(total, offset, n), (offset, limit))
+            # on: always counted; off: exact once the page reached the end (or past it, counted)
+            end = self.COUNT_PAGINATION or offset + n >= total
+            self.assertEqual(r.headers.get("x-total-count-kind"), "exact" if end else "lower-bound", (offset, limit))
         doc = self.list_articles(offset=1000000).json
         self.assertEqual(doc["articles"], [])
         self.assertEqual(doc["articlesCount"], self.expected_count(total, 1000000, 0))
@@ -503,6 +512,104 @@ class ListingCounted(Listing):
 class ListingCountedSync(Listing):
     MODE = "sync"
     COUNT_PAGINATION = True
+
+
+class EstimatedIndex(BoardCase):
+    """--count-pagination estimate on the tiny fixtures (analyzed by the seed): articlesCount is the
+    planner's estimate of the count's rows, never below what the page proved; exact once the page
+    reached the end or went past it (docs/board-api.md). Expected values come from PostgreSQL: its
+    count(*), and the top node's "Plan Rows" of EXPLAIN for the same filter."""
+
+    SEED = True
+    COUNT_PAGINATION = "estimate"
+    # the rows each filter counts (docs/bottlenecks.md, "Count pagination")
+    ROWS = {
+        "all": "FROM articles",
+        "tag": "FROM article_tags at JOIN tags t ON t.id = at.tag_id WHERE t.name = %s",
+        "author": "FROM articles a WHERE a.author_id = (SELECT id FROM users WHERE username = %s)",
+        "favorited": "FROM favorites f JOIN users fu ON fu.id = f.user_id WHERE fu.username = %s",
+        "feed": "FROM articles a WHERE a.author_id IN (SELECT followee_id FROM follows WHERE follower_id = %s)",
+    }
+
+    @classmethod
+    def prepare(cls):
+        # statistics that cannot change under the test: autovacuum off, analyzed once more
+        for t in ("articles", "article_tags", "tags", "favorites", "follows", "users"):
+            cls.sql("ALTER TABLE %s SET (autovacuum_enabled = off)" % t)
+        cls.sql("ANALYZE")
+        tc = cls()
+        cls.tag_most = cls.scalar("SELECT t.name FROM article_tags at JOIN tags t ON t.id = at.tag_id"
+                                  " GROUP BY t.name ORDER BY count(*) DESC, t.name LIMIT 1")
+        cls.author_most = cls.scalar("SELECT u.username FROM articles a JOIN users u ON u.id = a.author_id"
+                                     " GROUP BY u.username ORDER BY count(*) DESC, u.username LIMIT 1")
+        cls.fan = cls.scalar("SELECT u.username FROM favorites f JOIN users u ON u.id = f.user_id"
+                             " GROUP BY u.username ORDER BY count(*) DESC, u.username LIMIT 1")
+        cls.follower = cls.scalar("SELECT u.username FROM follows fo JOIN users u ON u.id = fo.follower_id"
+                                  " JOIN articles a ON a.author_id = fo.followee_id"
+                                  " GROUP BY u.username ORDER BY count(*) DESC, u.username LIMIT 1")
+        cls.follower_token = tc.login(cls.scalar("SELECT email FROM users WHERE username = %s"
+                                                 % sql_lit(cls.follower)), FIXTURE_PASSWORD).json["user"]["token"]
+
+    def planner_rows(self, kind, value=None):
+        rows = self.ROWS[kind] % (sql_lit(value) if value is not None else ())
+        plan = json.loads(self.scalar("EXPLAIN (FORMAT JSON) SELECT 1 " + rows))
+        return int(plan[0]["Plan"]["Plan Rows"]), int(self.scalar("SELECT count(*) " + rows))
+
+    def filters(self):
+        """(name, query parameters, token, the planner's rows, the exact count) of each filter."""
+        viewer = str(self.user_id(self.follower))
+        return [("all", {}, None) + self.planner_rows("all"),
+                ("tag", {"tag": self.tag_most}, None) + self.planner_rows("tag", self.tag_most),
+                ("author", {"author": self.author_most}, None) + self.planner_rows("author", self.author_most),
+                ("favorited", {"favorited": self.fan}, None) + self.planner_rows("favorited", self.fan),
+                ("feed", {}, self.follower_token) + self.planner_rows("feed", viewer)]
+
+    def page(self, name, params, token, **paging):
+        if name == "feed":
+            return self.feed(token, **paging, **params)
+        return self.list_articles(token=token, **paging, **params)
+
+    def test_each_filter_gives_the_planners_estimate_or_what_the_page_proved(self):
+        seen = set()
+        for name, params, token, planned, total in self.filters():
+            self.assertGreater(total, 3, "tiny gives every filter a few rows: %s" % name)
+            for offset in (0, 1, total - 3):
+                r = self.page(name, params, token, limit=2, offset=offset)
+                proved = offset + 2 + 1  # two rows, and the one past them came back
+                kind = r.headers.get("x-total-count-kind")
+                want = (planned, "estimate") if planned > proved else (proved, "lower-bound")
+                self.assertEqual((r.json["articlesCount"], kind), want, (name, offset, planned, total))
+                seen.add(kind)
+            # the last page and past the end: exact
+            for offset, n in ((total - 2, 2), (total - 1, 1), (total + 5, 0)):
+                r = self.page(name, params, token, limit=2, offset=offset)
+                self.assertEqual(len(r.json["articles"]), n, (name, offset))
+                self.assertEqual((r.json["articlesCount"], r.headers.get("x-total-count-kind")), (total, "exact"),
+                                 (name, offset))
+        self.assertEqual(seen, {"estimate", "lower-bound"}, "both kinds before the last page")
+
+    def test_unfiltered_estimate_is_the_analyzed_count(self):
+        r = self.list_articles(limit=10)
+        self.assertEqual((r.json["articlesCount"], r.headers.get("x-total-count-kind")), (50, "estimate"),
+                         "README.md's fixture sizes: tiny has 50 articles, and ANALYZE saw them all")
+        # five pages of ten, as a pager would show them
+        for offset in range(0, 50, 10):
+            r = self.list_articles(limit=10, offset=offset)
+            self.assertEqual(r.json["articlesCount"], 50, offset)
+
+    def test_several_filters(self):
+        tag = self.tag_most
+        r = self.list_articles(limit=100, tag=tag, author=self.author_most)
+        want = int(self.scalar("SELECT count(*) FROM articles a JOIN users u ON u.id = a.author_id"
+                               " WHERE u.username = %s AND a.id IN (SELECT at.article_id FROM article_tags at"
+                               " JOIN tags t ON t.id = at.tag_id WHERE t.name = %s)"
+                               % (sql_lit(self.author_most), sql_lit(tag))))
+        self.assertEqual((r.json["articlesCount"], r.headers.get("x-total-count-kind")), (want, "exact"))
+        self.assertEqual(len(r.json["articles"]), want)
+
+
+class EstimatedIndexSync(EstimatedIndex):
+    MODE = "sync"
 
 
 class SeededIndex(BoardCase):

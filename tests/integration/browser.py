@@ -6,7 +6,8 @@ is self-contained asks for none beyond itself and data: URIs), the body's data-*
 page's own script set, the tables in the DOM, and a screenshot.
 
 A proxy that answers nothing is set for every scheme and host, loopback included, so that even a
-request the check failed to see could not leave the machine.
+request the check failed to see could not leave the machine. A browser made with loopback=True
+reaches loopback addresses directly (pages served by a test, and sutlab) and nothing else.
 """
 
 import base64
@@ -32,14 +33,16 @@ class Page:
 
 
 class Browser:
-    def __init__(self, timeout=60):
+    def __init__(self, timeout=60, loopback=False):
         self.timeout = timeout
         self.profile = tempfile.mkdtemp(prefix="sutlab-chromium-")
+        # without <-loopback>, Chromium bypasses the proxy for loopback only
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
         # the child's fd 3 reads our requests, its fd 4 writes replies: the shell puts the pipes
         # there (subprocess closes every descriptor not passed after a preexec_fn could move them)
-        argv = [CHROMIUM] + FLAGS + ["--user-data-dir=" + self.profile, "--remote-debugging-pipe", "about:blank"]
+        flags = [f for f in FLAGS if not (loopback and f.startswith("--proxy-bypass-list="))]
+        argv = [CHROMIUM] + flags + ["--user-data-dir=" + self.profile, "--remote-debugging-pipe", "about:blank"]
         self.proc = subprocess.Popen(
             ["/bin/sh", "-c", 'exec "$@" 3<&%d 4>&%d' % (to_child_r, from_child_w), "sh"] + argv,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -106,17 +109,23 @@ class Browser:
 
     # -- one page -------------------------------------------------------------------------------
 
-    def open(self, path, settle=1.0):
-        """Load the file, let its scripts run, and return a Page."""
+    def open(self, path, settle=1.0, until=None):
+        """Load the file (or an http:// URL), let its scripts run (until the body's data-UNTIL is
+        set, when given), and return a Page."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.send(domain + ".enable", session=session)
         self.events = []
-        self.send("Page.navigate", {"url": "file://" + os.path.abspath(path)}, session=session)
+        self.send("Page.navigate", {"url": self._url(path)}, session=session)
         if not self.wait_event("Page.loadEventFired", self.timeout):
             raise TimeoutError("the page did not load: %s" % path)
         time.sleep(settle)
+        end = time.monotonic() + self.timeout
+        while until and not self.evaluate(session, "document.body.dataset[%s] || ''" % json.dumps(until)):
+            if time.monotonic() > end:
+                raise TimeoutError("the page never set data-%s: %s" % (until, path))
+            time.sleep(0.1)
         data = self.evaluate(session, "JSON.stringify(Object.assign({}, document.body.dataset))")
         tables = self.evaluate(session, "document.querySelectorAll('table').length")
         shot = base64.b64decode(self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
@@ -147,8 +156,12 @@ class Browser:
                 out.append(p.get("exceptionDetails", {}).get("text", "exception"))
         return out
 
+    @staticmethod
+    def _url(path):
+        return path if path.startswith(("http://", "https://")) else "file://" + os.path.abspath(path)
+
     def _requests(self, path):
         """Every URL the page asked for but itself and data: URIs."""
-        me = "file://" + os.path.abspath(path)
+        me = self._url(path)
         urls = [e["params"]["request"]["url"] for e in self.events if e.get("method") == "Network.requestWillBeSent"]
         return [u for u in urls if u != me and not u.startswith("data:")]
