@@ -30,12 +30,12 @@ class Loosened:
     def __enter__(self):
         original, mutant = self.original, self
 
-        def init(check, what, writeup, cite, measured, band, ok, role="figure"):
+        def init(check, what, writeup, cite, measured, band, ok, role="figure", part=None):
             if role != "set":
                 mutant.seen.add(what)
                 if what == mutant.target:
                     ok = True
-            original(check, what, writeup, cite, measured, band, ok, role)
+            original(check, what, writeup, cite, measured, band, ok, role, part)
         checks.Check.__init__ = init
         return self
 
