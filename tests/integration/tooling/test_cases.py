@@ -8,8 +8,9 @@ and the direction holds where the margin is wide:
              counted (not set), the write-up's four ramps each printing off and on;
   spray      inline against the pool and offload at 100 requests a second on a 2 s block: inline
              answers a handful, the 2000-thread pool more (the write-up's direction), offload all;
-  haproxy    (no database) 1 s a run: keep-alive above close, resumed TLS above full handshakes,
-             end-to-end TLS more memory than plain, each connection holding both its sockets.
+  haproxy    (no database) 1 s a run: close under keep-alive, full handshakes under resumed TLS,
+             end-to-end TLS more memory than plain (each ratio on its side of 1), each connection
+             holding both its sockets.
 """
 
 import os
@@ -80,7 +81,7 @@ class Smoke(unittest.TestCase):
 
     def run_case(self, name):
         p = case([name, "--duration", "2", "--out", self.out], env=self.env)
-        # 0 reproduced, 1 partly or not reproduced (a quick look of 2 s steps may be either)
+        # 0 reproduced, 1 partly or not reproduced or illustrated (a quick look of 2 s steps may be either)
         self.assertIn(p.returncode, (0, 1), p.stdout[-3000:] + p.stderr[-3000:])
         with open(os.path.join(self.out, "case.md")) as f:
             doc = f.read()
@@ -163,8 +164,11 @@ class Smoke(unittest.TestCase):
     def test_spray_inline_fails_where_offload_answers(self):
         doc = self.run_case("spray")
         checks = checks_of(doc)
-        self.assertTrue(checks["blocking: success"][1], doc)
+        # blocking's share follows from the block (shown, not counted); the Future answers more
+        self.assertIsNone(checks["blocking: success"][1], doc)
+        self.assertLessEqual(float(checks["blocking: success"][0].rstrip(" %")), 15, doc)
         self.assertTrue(checks["the Future against blocking: success %"][1], doc)
+        self.assertNotIn("blocking: the tier that limits", checks)  # L2's symptom, not the L28 run's
         self.assertFalse([w for w in checks if "fitted" in w], doc)  # no pool fitted to the write-up's 31 %
         self.assertFalse([w for w in checks if "p99" in w], doc)  # at the timeout in any run: no check
         rows = {ln.split("|")[1].strip(): ln for ln in doc.splitlines() if re.match(r"\| (::1|localhost), ", ln)}
@@ -190,15 +194,16 @@ class HaproxySmoke(unittest.TestCase):
         with open(os.path.join(out, "case.md")) as f:
             doc = f.read()
         checks = checks_of(doc)
-        self.assertEqual(len([w for w, (_, ok) in checks.items() if ok is not None]), 18, doc)
-        # the ratios' bands are not asserted over 1 s runs on a shared machine; directions with
-        # margins of 2-3x (rates) and 10x (memory) are
-        for what in ("keep-alive above close", "resumed above full handshakes",
-                     "end-to-end TLS takes more memory than plain"):
-            self.assertTrue(checks[what][1], doc)
+        self.assertEqual(len([w for w, (_, ok) in checks.items() if ok is not None]), 12, doc)
+        # the ratios' bands are not asserted over 1 s runs on a shared machine; which side of 1 they
+        # fall on is, where the margins are 2-3x (rates) and 10x (memory)
+        for what in ("close / keep-alive, per s", "tls-full / tls-resumed, per s"):
+            self.assertLess(float(checks[what][0].rstrip("x")), 1, doc)
+        self.assertGreater(float(checks["memory per connection, tls-both / plain"][0].rstrip("x")), 1, doc)
         memory = [ln.split("|") for ln in doc.splitlines() if re.match(r"\| (plain|tls-client|tls-both) ", ln)]
         self.assertEqual([float(cells[7]) for cells in memory], [2.0, 2.0, 2.0], doc)  # both sides held
-        self.assertRegex(doc, r"\nverdict: (reproduced \(|partly reproduced: \d+ of 18; |not reproduced: )")
+        self.assertRegex(doc, r"\nverdict: (reproduced|partly reproduced|not reproduced): "
+                              r"bottleneck \d of 4, profile \d of 8")
 
 
 if __name__ == "__main__":
