@@ -11,7 +11,6 @@ and raises RunError on failure).
 """
 
 import contextlib
-import re
 
 from . import engine
 from .engine import targets
@@ -35,15 +34,6 @@ def command(action, name):
     if action not in ("off", "on"):
         raise ValueError("action is off or on, not %r" % action)
     return [sutlab_bin(), "db", "indexes", action, name, "--db-url", db_url()]
-
-
-def listed(status, tables):
-    """The secondary indexes of `tables` that `sutlab db indexes status` lists (on or off)."""
-    names = []
-    for m in re.finditer(r"^\w+\s+(idx_\w+): CREATE INDEX \w+ ON (?:\w+\.)?(\w+)", status, re.M):
-        if m.group(2) in tables:
-            names.append(m.group(1))
-    return names
 
 
 @contextlib.contextmanager

@@ -1,13 +1,12 @@
 """loadscripts/sutlab_lab/cases: each case's checks against the write-up's figures, on rows shaped as
-steps.csv gives them; the index list read from `sutlab db indexes status`; the verdict line."""
+steps.csv gives them; the verdict line."""
 
 import os
 import unittest
 
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
-from sutlab_lab.cases import (CASES, PLANNED, checks, common, keepalive, missing_index, spray,  # noqa: E402,I100
-                              texts, tps_trend)
-from sutlab_lab import dbindex, ramps  # noqa: E402,I100
+from sutlab_lab.cases import CASES, PLANNED, checks, common, keepalive, spray, texts, tps_trend  # noqa: E402,I100
+from sutlab_lab import ramps  # noqa: E402,I100
 
 
 def rows(*pairs, **extra):
@@ -221,16 +220,6 @@ class Checks(unittest.TestCase):
         ok = keepalive.checks({"keep-alive": rows((16, 60000)), "close": rows((16, 16000))})
         self.assertTrue(ok[0].ok)
         self.assertFalse(keepalive.checks({"keep-alive": rows((16, 60000)), "close": rows((16, 59000))})[0].ok)
-
-
-class IndexStatus(unittest.TestCase):
-    def test_the_blog_tables_indexes_only(self):
-        status = ("on   idx_article_tags_tag_id: CREATE INDEX idx_article_tags_tag_id ON public.article_tags USING btree (tag_id)\n"
-                  "     used by GET /api/articles?tag= [board_articles_by_tag]\n"
-                  "off  idx_comments_article_id: CREATE INDEX idx_comments_article_id ON public.comments USING btree (article_id, id)\n"
-                  "on   idx_menus_store_id: CREATE INDEX idx_menus_store_id ON public.menus USING btree (store_id, id)\n"
-                  "10 present, 0 dropped\n")
-        self.assertEqual(dbindex.listed(status, missing_index.BOARD_TABLES), ["idx_article_tags_tag_id", "idx_comments_article_id"])
 
 
 class Texts(unittest.TestCase):

@@ -16,7 +16,6 @@ import os
 import re
 import subprocess
 
-from .. import REPO  # noqa: F401 (the lab's checkout)
 from ..engine import targets
 from ..errors import RunError
 from ..services import metrics
