@@ -68,13 +68,13 @@ def run(ctx):
 
 
 def checks(runs, routes, model):
-    """runs: {stage: steps.csv rows}; routes: the baseline's at 32 users (routeshare.read_csv)."""
     at, out = (lambda key: row_at(runs.get(key[0], []), key[1])), []  # noqa: E731
     for key, w in ROWS.items():
         r, what = at(key), "%s, %d users: " % key
         if key[1] == 8:
-            out.append(ck.set_by(what + "req/s, ms", w["cite"], "%d, %d ms" % (w["rps"], w["ms"]), "an anchor of the fits",
-                                 "%s, %s ms" % (fmt(num(r, "rps"), 1), fmt(num(r, "mean_ms"), 0))))
+            out.append(ck.set_by(what + "req/s, ms", w["cite"], "%d, %d ms (model: %.1f, %.0f)" % (
+                w["rps"], w["ms"], model.rate(w["rps"]), model.time(w["ms"])), "an anchor of the fits",
+                "%s, %s ms" % (fmt(num(r, "rps"), 1), fmt(num(r, "mean_ms"), 0))))
             continue
         out += [ck.set_by(what + "req/s", w["cite"], "%d (x%.3g: %.1f)" % (w["rps"], model.rate(1), model.rate(w["rps"])),
                           "follows from the latency: users / (latency + think time)", fmt(num(r, "rps"), 1)),

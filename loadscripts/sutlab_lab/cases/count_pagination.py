@@ -44,8 +44,9 @@ def checks(runs, model):
     for (count, users), w in ROWS.items():
         r, what = at[(count, users)], "%d users, count %s: " % (users, count)
         if users == 8:  # an anchor: its figures made the fits
-            out += [ck.set_by(what + k, w["cite"], str(w[k]), "an anchor of the fits, not judged",
-                              fmt(num(r, key), 0)) for k, key in (("rps", "rps"), ("ms", "mean_ms"))]
+            out += [ck.set_by(what + "req/s, latency", w["cite"], "%d, %d ms (in the model: %.1f, %.0f ms)" % (
+                w["rps"], w["ms"], model.rate(w["rps"]), model.time(w["ms"])), "an anchor of the fits, not judged",
+                "%s, %s ms" % (fmt(num(r, "rps"), 1), fmt(num(r, "mean_ms"), 0)))]
             continue
         out += [ck.set_by(what + "req/s", w["cite"], "%d (x%g: %.1f)" % (w["rps"], model.rate(1), model.rate(w["rps"])),
                           "follows from the latency: users / (latency + think time)", fmt(num(r, "rps"), 1)),

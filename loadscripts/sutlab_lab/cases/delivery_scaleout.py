@@ -60,8 +60,8 @@ def checks(runs, model):
                                                               cpu_share(at(i, u), t)) for i, u, t, f, line in CPU]
     errors = [num(at(0, u), "rps") and failures(at(0, u)) / num(at(0, u), "rps") for u in (1000, 3000)]
     return out + [
-        ck.set_by("load tool doubled, 1000 users: TPS, CPU", "001 L75, L79", "6,500; WAS 160 %, nGrinder 70 %",
-                  "the anchor of the fits", fmt(tps[(3, 1000)], 0)),
+        ck.set_by("load tool doubled, 1000 users: TPS, CPU", "001 L75, L79", "6,500 (x%.3g: %.0f); WAS 160 %%, nGrinder "
+                  "70 %%" % (model.rate(1), model.rate(6500)), "the anchor of the fits", fmt(tps[(3, 1000)], 0)),
         ck.direction("1 server: errors a request, 1,000 -> 3,000 users", "001 L53", "surged", errors[0], errors[1]),
         ck.quotient("the cache: TPS, with / without", "001 L47", (1800, 1000), ratio((0, 1000), (1, 1000)),
                     part="bottleneck"),

@@ -47,7 +47,8 @@ def checks(runs, model):
         for level, (line, rps, web, db) in rows.items():
             r, what, cite = row_at(runs.get(name, []), level), "%s, %d: " % (name, level), "000 " + line
             if line in ANCHORS:
-                out.append(ck.set_by(what + "req/s", cite, "%d" % rps, "an anchor of the fits", fmt(num(r, "rps"), 1)))
+                out.append(ck.set_by(what + "req/s", cite, "%d (x%.3g: %.1f)" % (rps, model.rate(1), model.rate(rps)),
+                                     "an anchor of the fits", fmt(num(r, "rps"), 1)))
                 continue
             out += [ck.rate(what + "req/s", cite, "%d (x%.3g: %.1f)" % (rps, model.rate(1), model.rate(rps)),
                             model.rate(rps), num(r, "rps")), ck.share(what + "web CPU", cite, web, cpu_share(r, "web"))]
