@@ -9,9 +9,11 @@ markdown for report.html); run with Debian's /usr/bin/python3.
              with-services), server (ServerProcess), client (one HTTP request, readiness), procs
              (process trees, pinning, ports, clean_env), lab (the lab's process roots, var/*.pid),
              metrics (a server's /metrics, prometheus_client's parser, and its flags in force)
+  entry      how every command starts: a missing module or program is one line naming its package
   errors     RunError: something failed to run (a tool, a server, a check)
   cli        the commands' argument parser: a usage error is one line and exit 2
   tiers      the per-tier sampler (CPU, capacity, busy, queues) steps, flip and bench read CPU through
+  cpubudget  a tier's CPU budget: its processes under a CFS quota (cgroup v1 or v2), a case's scale model's
   loadcap    how many cores a load tool can use, from its command line
   verdict    the tier that limits a step, read from its row
   thresholds --fail-if EXPR: the figures a run must meet
@@ -32,7 +34,8 @@ markdown for report.html); run with Debian's /usr/bin/python3.
   plots      the PNGs (matplotlib, Agg)
   htmlreport report.html of a run (templates/report.html), a page a browser opens offline
   callgrind  callgrind files -> self cost per object and function (bench's cost suite)
-  bench/     bench's suites;  flip/  flip's plan, load, live and report;  cases/  case's cases
+  bench/     bench's suites;  flip/  flip's plan, load, live and report;  cases/  case's cases, their
+             scale models (scale.py) and calibration (calibrate.py)
 
 A run's result is a dict: requests, rps, errors (socket_errors + status_errors), p50/p99/...
 and percentiles [(p, ms)] in milliseconds, duration_s, bytes; a value that is unknown is None.
