@@ -413,7 +413,7 @@ static int is_word(const flags_spec_t *spec, const char *arg)
 
 flags_status_t flags_parse(const flags_spec_t *spec, int argc, char **argv, char **envp, flags_error_t *e)
 {
-    int help = 0, list_from_cli = 0;
+    int help = 0, list_from_cli = 0, words = 0;
 
     memset(e, 0, sizeof(*e));
     if (apply_env(spec, envp, e) != FLAGS_OK)
@@ -421,7 +421,20 @@ flags_status_t flags_parse(const flags_spec_t *spec, int argc, char **argv, char
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *value = "";
         const flags_row_t *row = NULL;
-        int h = is_help(arg, e);
+        int h;
+
+        /* "--" ends the flags, as getopt has it: what follows is words only. A compose
+         * file's `serve ${SUTLAB_FLAGS:---}` leans on it when no flags are given. */
+        if (!words && strcmp(arg, "--") == 0) {
+            words = 1;
+            continue;
+        }
+        if (words) {
+            if (stray(spec, arg, e) != FLAGS_OK)
+                return e->status;
+            continue;
+        }
+        h = is_help(arg, e);
 
         if (h == 1 && spec->help_stops)
             return e->status = FLAGS_HELP;

@@ -37,7 +37,10 @@ static const struct {
     {{"--help", "--bogus"}, CONFIG_HELP, NULL},
     {{"--bogus", "--help"}, CONFIG_ERROR, "unknown flag '--bogus' (see sutlab serve --help)"},
     {{"-x"}, CONFIG_ERROR, "unexpected argument '-x' (flags start with --; see --help)"},
-    {{"--"}, CONFIG_ERROR, "unexpected argument '--' (flags start with --; see --help)"},
+    {{"--"}, CONFIG_OK, NULL}, /* the end of the flags, and none after it */
+    {{"--gzip", "--"}, CONFIG_OK, NULL},
+    {{"--", "--gzip"}, CONFIG_ERROR, "unexpected argument '--gzip' (flags start with --; see --help)"},
+    {{"--", "--"}, CONFIG_ERROR, "unexpected argument '--' (flags start with --; see --help)"},
     {{"--help=x"}, CONFIG_ERROR, "unknown flag '--help' (see sutlab serve --help)"},
     {{"--no-workers"}, CONFIG_ERROR, "unknown flag '--no-workers' (see sutlab serve --help)"},
     {{"--no-gzip=1"}, CONFIG_ERROR, "--no-gzip takes no value"},
@@ -94,6 +97,7 @@ static const struct {
     {{"seed", "--size", "tiny", "--bcrypt-cost", " 5"}, DB_TOOL_PARSE_ERROR,
      "--bcrypt-cost wants a number from 4 to 31, not ' 5'"},
     {{"indexes", "on", "a", "b"}, DB_TOOL_PARSE_OK, NULL},
+    {{"indexes", "on", "--", "a"}, DB_TOOL_PARSE_OK, NULL},
     {{"indexes", "--force", "on"}, DB_TOOL_PARSE_ERROR, "unknown flag '--force'"},
 };
 

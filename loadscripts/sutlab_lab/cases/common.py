@@ -34,6 +34,7 @@ class Context:
         self.full_speed = full_speed
         self.model = None  # the case's scale model, once its run() made it (model())
         self.outside = []  # each step's CPU outside the tiers (cores): a busy machine, said in the verdict
+        self.unbudgeted = set()  # tiers the model budgets and the lab did not run: said in the verdict
         # --monitoring: every `infra/lab up` with it; --prometheus: given to every stage's steps
         self.monitoring, self.prometheus = monitoring, prometheus
         # --load-workers/--load-cpus: given to every stage whose tool can take them (steps' options)
@@ -158,9 +159,10 @@ class Context:
             return
         load = budgets.pop("load", None)
         roots = lab.roots(os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var"))
-        missing = [t for t in budgets if not roots.get(t)]
-        if missing:
-            raise RunError("the scale model budgets %s, which the lab does not run" % ", ".join(missing))
+        # a tier the lab does not run (a database of SUTLAB_LAB_DB_URL's) cannot be budgeted:
+        # the run goes on, and the verdict line says so
+        self.unbudgeted |= {t for t in budgets if not roots.get(t)}
+        budgets = {t: c for t, c in budgets.items() if roots.get(t)}
         with cpubudget.budget(roots, budgets) as groups, \
                 (cpubudget.empty("load", load) if load else contextlib.nullcontext()) as load_group:
             self.note("# CPU budgets: %s" % ", ".join(["%s %.2f core (%s)" % (t, budgets[t], groups[t])
@@ -182,7 +184,11 @@ class Context:
             pass
         if self.outside and max(self.outside) >= 0.25:
             said.append("work outside the tiers took up to %.2f core in a step" % max(self.outside))
-        return "; ".join(said) + ": a busy machine, not a figure" if said else None
+        busy = "; ".join(said) + ": a busy machine, not a figure" if said else None
+        if self.unbudgeted:
+            busy = "; ".join(filter(None, [busy, "%s not the lab's own, so not under the scale model's budget" %
+                                           ", ".join(sorted(self.unbudgeted))]))
+        return busy
 
 
 def locust_ramp(ctx, label, users, ramp, tags, options, extra, hold=10):

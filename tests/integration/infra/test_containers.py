@@ -168,21 +168,22 @@ class ContainerLab(unittest.TestCase):
         cls.lab = Lab()
         _EMERGENCY.append(cls.lab.destroy)
         t0 = time.monotonic()
-        try:
+        try:  # no stack left behind when the class cannot start (tearDownClass does not run then)
             # a flag from the environment (SUTLAB_<NAME>) and one after -- (through SUTLAB_FLAGS)
             cls.up = cls.lab.run("up", "--containers", "--instances", str(N), "--monitoring", "--",
                                  "--count-pagination", timeout=UP_TIMEOUT, env={"SUTLAB_REDIS_CACHE": "on"})
+            cls.up_seconds = time.monotonic() - t0
+            sys.stderr.write("infra/lab up --containers: %.0f s\n" % cls.up_seconds)
+            cls.acked = []
+            status, _, body = http_req("127.0.0.1", cls.lab.port, "POST", "/api/users/login",
+                                       json.dumps({"user": {"email": "user1@example.com", "password": "password"}}),
+                                       {"Content-Type": "application/json"})
+            assert status == 200, (status, body)
+            cls.token = json.loads(body)["user"]["token"]
         except BaseException:
             cls.lab.destroy()
+            _EMERGENCY.remove(cls.lab.destroy)
             raise
-        cls.up_seconds = time.monotonic() - t0
-        sys.stderr.write("infra/lab up --containers: %.0f s\n" % cls.up_seconds)
-        cls.acked = []
-        status, _, body = http_req("127.0.0.1", cls.lab.port, "POST", "/api/users/login",
-                                   json.dumps({"user": {"email": "user1@example.com", "password": "password"}}),
-                                   {"Content-Type": "application/json"})
-        assert status == 200, (status, body)
-        cls.token = json.loads(body)["user"]["token"]
 
     @classmethod
     def tearDownClass(cls):
