@@ -623,7 +623,7 @@ class OfflineValidation(unittest.TestCase):
                               stderr=subprocess.STDOUT, text=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stdout)
         self.assertEqual(proc.stdout.strip(), "")
-        for profile_env in ({}, {"SUTLAB_REPLICAS": "4", "SUTLAB_SEED_SIZE": "tiny"}):
+        for profile_env in ({}, {"SUTLAB_REPLICAS": "4", "SUTLAB_SEED_SIZE": "tiny", "SUTLAB_FLAGS": "--redis-cache --gzip"}):
             proc = subprocess.run(["docker-compose", "-f", compose, "config"], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, timeout=60, env=dict(os.environ, **profile_env))
             self.assertEqual(proc.returncode, 0, proc.stderr)
@@ -633,6 +633,8 @@ class OfflineValidation(unittest.TestCase):
             self.assertRegex(svc["postgres"]["image"], r"^postgres:15")
             self.assertRegex(svc["redis"]["image"], r"^redis:7")
             self.assertEqual(svc["sutlab"]["deploy"]["replicas"], int(profile_env.get("SUTLAB_REPLICAS", 2)))
+            # SUTLAB_FLAGS reaches every replica's command line; unset, "--" ends the flags
+            self.assertEqual(svc["sutlab"]["command"], "serve " + profile_env.get("SUTLAB_FLAGS", "--"))
             self.assertEqual(svc["sutlab"]["depends_on"]["seed"]["condition"], "service_completed_successfully")
             self.assertEqual(svc["seed"]["depends_on"]["postgres"]["condition"], "service_healthy")
             self.assertEqual(svc["seed"]["environment"]["SEED_SIZE"], profile_env.get("SUTLAB_SEED_SIZE", "small"))
