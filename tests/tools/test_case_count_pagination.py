@@ -104,6 +104,14 @@ class Fits(unittest.TestCase):
         self.assertEqual(self.fit("--db-work").value(self.m), round((theirs - 300) / 2.0 / 2.0))
         self.assertEqual(self.fit("--db-work").with_figures(db=50).value(self.m), round((2 * theirs - 300) / 4.0))
 
+    def test_db_work_with_a_database_not_the_labs(self):
+        # SUTLAB_LAB_DB_URL: the sampler cannot read its CPU, so nothing of PostgreSQL's own is taken off
+        m = model(cp, S, own=calibrate.Own(400.0, None, 2.0, {"/api/articles": 0.3}, 100.0), work_us=2.0,
+                  count_us_per_row=0.2)
+        fit = self.fit("--db-work")
+        self.assertEqual(fit.value(m), round(0.25 * 2 / 19 * 1e6 / 2.0 / 2.0))
+        self.assertIn("not read", fit.check(m).band)
+
     def test_size(self):
         # L168 adds 0.47 x 2 / 17 - 0.25 x 2 / 19 = 29.0 ms a request; a third ... 0.3 of them an index page:
         # 96.6 ms a count; at 0.2 us a row, 483,000 rows: large (x2.1) is nearer than medium (x4.8)

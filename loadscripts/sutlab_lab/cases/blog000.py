@@ -67,10 +67,11 @@ def db_work_fit(cite, rps, db):
     in units of the work loop (calibrate.work_speed)."""
     def compute(f, model):
         theirs, own, work = per_request_us(f["rps"], f["db"]), model.measured["own"], model.measured["work_us"]
-        units = max(0, int(round((theirs - own.db_us) / own.statements / work)))
-        return units, "%g %% x %d vCPU / %d req/s = %.0f us; less PostgreSQL's own %.0f us; over %.2f statements " \
-                      "a request; %.1f us a unit of --db-work here" % (f["db"], VCPU, f["rps"], theirs, own.db_us,
-                                                                      own.statements, work)
+        units = max(0, int(round((theirs - (own.db_us or 0)) / max(own.statements, 1e-9) / work)))
+        return units, "%g %% x %d vCPU / %d req/s = %.0f us; less PostgreSQL's own %s; over %.2f statements " \
+                      "a request; %.1f us a unit of --db-work here" % (
+                          f["db"], VCPU, f["rps"], theirs, "(not read: not the lab's database)" if own.db_us is None
+                          else "%.0f us" % own.db_us, own.statements, work)
     return Fit("--db-work", cite, dict(rps=rps, db=db), compute)
 
 
