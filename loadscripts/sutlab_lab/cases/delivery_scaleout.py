@@ -30,14 +30,13 @@ def run(ctx):
     try:
         for i, (label, up, cache, vcpus, users) in enumerate(STAGES):
             model.stage(**vcpus)
-            flags = BASE + d.knobs(model) + ["--redis-cache" if cache else "--no-redis-cache"]
             if up is not None:
                 ctx.up("small", BASE + ["--redis-cache"], *up)
                 if i == 0:
                     ctx.lab("seed", "small")
                     if not model.full:  # sutlab's and Locust's own costs, at full speed
                         calibrate.measure(ctx, model, d.locust(model, [200], secs, ctx.warmup(WARMUP), client=False), database=False)
-            ctx.lab("restart", "--", *flags)
+            ctx.lab("restart", "--", *(BASE + d.knobs(model) + ["--redis-cache" if cache else "--no-redis-cache"]))
             runs[label] = ctx.steps(label.replace(",", "").replace(" ", "-"), d.locust(model, users, secs, ctx.warmup(WARMUP)))
     finally:
         ctx.lab("down")
