@@ -93,6 +93,7 @@ def main(argv):
     text = ["# case %s: %s" % (case.NAME, case.TITLE), "", "Made by `loadscripts/case %s`." % " ".join(argv), "",
             "## The write-up", case.WRITEUP, ""]
     if ctx.model is not None:
+        ctx.model.stage()  # the topology's machines, as the section's table gives them (a stage's are its own)
         checks = ctx.model.set_checks() + checks
         text += ["## The write-up's machines, scaled", "",
                  ctx.model.section(len([c for c in checks if c.role != "set"])), ""]
