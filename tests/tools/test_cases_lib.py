@@ -2,7 +2,9 @@
 steps.csv gives them; the verdict line."""
 
 import os
+import tempfile
 import unittest
+import unittest.mock
 
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
 from sutlab_lab.cases import CASES, PLANNED, checks, common, keepalive, spray, texts, tps_trend  # noqa: E402,I100
@@ -220,6 +222,35 @@ class Checks(unittest.TestCase):
         ok = keepalive.checks({"keep-alive": rows((16, 60000)), "close": rows((16, 16000))})
         self.assertTrue(ok[0].ok)
         self.assertFalse(keepalive.checks({"keep-alive": rows((16, 60000)), "close": rows((16, 59000))})[0].ok)
+
+
+class LabFlags(unittest.TestCase):
+    """A case's arms save their flags in the lab (infra/lab restart -- FLAGS); the user's come back
+    when the case ends, or none when there were none."""
+
+    def context(self, var):
+        with unittest.mock.patch.dict(os.environ, {"SUTLAB_LAB_VAR": var}):
+            return common.Context("x", os.path.join(var, "out"))
+
+    def test_the_users_flags_come_back(self):
+        with tempfile.TemporaryDirectory() as var:
+            path = os.path.join(var, "sutlab.flags")
+            with open(path, "w") as f:
+                f.write("--workers\n1\n")
+            ctx = self.context(var)
+            with open(path, "w") as f:
+                f.write("--app-cpu-us\n416\n")  # the case's last arm
+            ctx.restore_lab_flags()
+            with open(path) as f:
+                self.assertEqual(f.read(), "--workers\n1\n")
+
+    def test_none_saved_none_left(self):
+        with tempfile.TemporaryDirectory() as var:
+            ctx = self.context(var)
+            with open(os.path.join(var, "sutlab.flags"), "w") as f:
+                f.write("--redis-cache\n")
+            ctx.restore_lab_flags()
+            self.assertFalse(os.path.exists(os.path.join(var, "sutlab.flags")))
 
 
 class Texts(unittest.TestCase):

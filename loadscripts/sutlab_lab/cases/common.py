@@ -44,7 +44,25 @@ class Context:
         self.progress = progress
         self.commands = []
         self.in_force = None  # the lab's flags, as the case last brought it up or restarted it
+        # the lab's saved flags (infra/lab up/restart -- FLAGS keeps them for the next up): the
+        # case's arms overwrite them, and restore_lab_flags() puts the user's back
+        self._flags_file = os.path.join(os.environ.get("SUTLAB_LAB_VAR") or os.path.join(REPO, "var"), "sutlab.flags")
+        try:
+            with open(self._flags_file) as f:
+                self._saved_flags = f.read()
+        except OSError:
+            self._saved_flags = None
         os.makedirs(out, exist_ok=True)
+
+    def restore_lab_flags(self):
+        """The lab's saved flags as they were before the case (none: none saved), so that the
+        user's next `infra/lab up` does not bring the case's last arm back."""
+        if self._saved_flags is None:
+            if os.path.exists(self._flags_file):
+                os.unlink(self._flags_file)
+            return
+        with open(self._flags_file, "w") as f:
+            f.write(self._saved_flags)
 
     def seconds(self, full):
         """A step's seconds: the write-up's, or --duration when given (a quick look)."""

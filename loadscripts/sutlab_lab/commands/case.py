@@ -90,6 +90,8 @@ def main(argv):
     except RunError as e:
         print("loadscripts/case: %s" % e, file=sys.stderr)
         return 1
+    finally:
+        ctx.restore_lab_flags()
     text = ["# case %s: %s" % (case.NAME, case.TITLE), "", "Made by `loadscripts/case %s`." % " ".join(argv), "",
             "## The write-up", case.WRITEUP, ""]
     if ctx.model is not None:
