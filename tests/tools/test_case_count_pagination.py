@@ -119,6 +119,19 @@ class Fits(unittest.TestCase):
         self.assertEqual(self.fit("size").with_figures(db=27).value(self.m), "medium")   # 8 ms a count: 40,000 rows
         self.assertEqual(self.fit("size").with_figures(db=22.9).value(self.m), "small")   # 2 ms: 10,000 rows
 
+    def test_the_costs_come_from_the_calibration_at_the_size_and_the_size_from_the_first(self):
+        # prepare(): a first calibration at small fits the size; a second, at that size, becomes
+        # measured["own"] and the first measured["own_small"]. The index's share differs between
+        # them here so that a size read from the wrong one would move (0.9 against 0.3: 161,000 rows,
+        # medium, against 483,000, large).
+        at_size = calibrate.Own(900.0, 20000.0, 2.0, {"/api/articles": 0.9}, 100.0)
+        self.m.measured.update(own_small=self.m.measured["own"], own=at_size)
+        self.assertEqual(self.fit("size").value(self.m), "large")
+        theirs = 0.25 * 2 / 19 * 1e6
+        self.assertEqual(self.fit("--db-work").value(self.m), round((theirs - 20000) / 2.0 / 2.0))
+        self.assertEqual(self.fit("--app-cpu-us").value(self.m), round(19 / 100 * 2 / 19 * 1e6 - 900))
+        self.assertIn("less PostgreSQL's own 20000 us", self.fit("--db-work").check(self.m).band)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -2,7 +2,7 @@
 write-up's costs: the fitted knobs are the difference between what the write-up's stack spent per
 request and what sutlab and PostgreSQL spend here, so they are measured, not guessed.
 
-  measure(ctx, model, args)     all of these, into model.measured (own: the stage `calibrate`)
+  measure(ctx, model, args)     all of these, into model.measured (own: the stage `calibrate`, or label)
   own(ctx, label, steps_args)   one stage at full speed (no budget, no knob): sutlab's CPU, the
                                 database's CPU and the app's statements per app request, and the
                                 share of the requests on each route (Own)
@@ -91,10 +91,10 @@ def count_us_per_row(db_url=None):
     return 1000.0 * _psql_times("SELECT count(*) FROM articles", db_url=db_url) / rows, rows
 
 
-def measure(ctx, model, steps_args, database=True):
-    """model.measured: own (a stage `calibrate` of steps_args at full speed) and, with database,
+def measure(ctx, model, steps_args, database=True, label="calibrate"):
+    """model.measured: own (a stage `label` of steps_args at full speed) and, with database,
     work_us (the database's work loop) and count_us_per_row, each said in OUT/commands.log."""
-    model.measured["own"] = own(ctx, "calibrate", steps_args, ctx.url or _lab_url())
+    model.measured["own"] = own(ctx, label, steps_args, ctx.url or _lab_url())
     said = ["%r" % model.measured["own"]]
     if database:
         model.measured["work_us"] = work_speed()
