@@ -9,7 +9,7 @@ import time
 import unittest
 
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
-from sutlab_lab import tiers  # noqa: E402,I100
+from sutlab_lab import cpubudget, tiers  # noqa: E402,I100
 from sutlab_lab.services import procs  # noqa: E402,I100
 
 PY = "/usr/bin/python3"
@@ -89,6 +89,30 @@ class Sampler(unittest.TestCase):
         web = usage["web"]
         self.assertEqual(web["capacity"], 1, web)
         self.assertGreater(web["busy"], 0.9, web)
+
+    @unittest.skipUnless(cpubudget.available(), "no writable cgroup hierarchy with the cpu controller here")
+    def test_under_a_quota_bursts_are_not_saturation_and_a_burner_is(self):
+        """A budgeted tier is as busy as the share of its budget it used: a thread that burns
+        20 ms every 200 ms (0.1 core) under a 0.25-core quota waits for its quota within each
+        burst, about three times its CPU, yet leaves most of the budget unused; a thread that
+        burns all along uses all of it."""
+        bursts = subprocess.Popen([PY, "-c", "import time\nwhile True:\n"
+                                   "    t = time.process_time()\n"
+                                   "    while time.process_time() - t < 0.02: pass\n"
+                                   "    time.sleep(0.18)\n"])
+        self.addCleanup(bursts.wait)
+        self.addCleanup(bursts.kill)
+        burner = self.start_burner(30.0)
+        with cpubudget.budget({"web": [bursts.pid], "db": [burner.pid]}, {"web": 0.25, "db": 0.25}):
+            time.sleep(0.3)
+            s = tiers.Sampler({"web": [bursts.pid], "db": [burner.pid]}).start()
+            time.sleep(2.0)
+            usage, _ = s.stop()
+        web, db = usage["web"], usage["db"]
+        self.assertAlmostEqual(web["capacity"], 0.25, 2, web)
+        self.assertGreater(web["wait_s"], web["cpu_s"], web)  # the bursts did wait for the quota
+        self.assertLess(web["busy"], 0.85, web)
+        self.assertGreater(db["busy"], 0.9, db)
 
     def test_an_idle_process_is_idle(self):
         p = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"])
