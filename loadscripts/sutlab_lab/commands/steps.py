@@ -259,9 +259,12 @@ READING = ["cpu TIER: % of one core used, of the capacity in cores (the load too
 
 
 def scrape_or_none(url):
-    """sutlab's /metrics at url, parsed; None when it does not answer the format (another server)."""
+    """sutlab's /metrics at url, parsed; None when it does not answer the format (another server).
+    The time-out is long: in --db-mode sync every worker may hold a request for seconds (case
+    blog-scenario's baseline at 32 users: 6.4 s a request), and the scrape waits in a worker's
+    queue like any request; a 3 s time-out lost that level's routes, the check that reads them."""
     try:
-        return metrics.scrape(url, timeout=3)
+        return metrics.scrape(url, timeout=30)
     except (OSError, ValueError, metrics.MetricsFormatError):
         return None
 
