@@ -204,6 +204,25 @@ def quota_cores(pid, root=ROOT, proc="/proc", hierarchy=None):
     return q[0] / q[1] if q and q[1] > 0 else None
 
 
+def throttled_s(pid, root=ROOT, proc="/proc", hierarchy=None):
+    """Seconds of periods in which pid's cgroup ran out of its quota so far (cpu.stat's nr_throttled
+    times the period, the same in v1 and v2); None when it has no quota. Over a step, its share of
+    the step is how often the tier was at its budget's limit, which its CPU over the budget
+    understates for several threads under a quota smaller than a scheduler slice."""
+    h = hierarchy or detect(root)
+    if h is None:
+        return None
+    path = cgroup_path(pid, h.version, proc)
+    q = h.quota(path) if path and path != "/" else None
+    if not q:
+        return None
+    for line in _read(os.path.join(h.mount, path.lstrip("/"), "cpu.stat")).splitlines():
+        words = line.split()
+        if len(words) == 2 and words[0] == "nr_throttled" and words[1].isdigit():
+            return int(words[1]) * q[1] / 1e6
+    return None
+
+
 def _first(homes):
     return next(iter(homes), None)
 

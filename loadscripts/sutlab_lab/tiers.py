@@ -20,8 +20,9 @@ step a Sampler reads, for each tier:
     time is saturated even when others got part of it. For the load tool, also the time its
     threads sat blocked writing (sampled): a load script printing every response into a slow
     console waits on it, and is as limited as one that has no core left (the TPS-trend case).
-    A tier under a CPU budget is as busy as the share of its budget it used: its threads' waits
-    there are mostly its own quota's throttling, not cores that other work took;
+    A tier under a CPU budget is as busy as the share of its budget it used, or of the step's
+    periods in which it ran out of it: its threads' waits there are mostly its own quota's
+    throttling, not cores that other work took;
   - the CPU that went to work outside the tiers it samples (and outside the sampler's own
     process): the machine's task and steal time from /proc/stat less the tiers' CPU, in cores.
     A build or any other process beside the run takes cores the tiers wait for; the verdict
@@ -209,6 +210,7 @@ class Sampler:
         self._allowed = {}                            # cores each tier's processes may use, last seen
         self._writing_s = 0.0  # thread-seconds the load tool spent blocked in a write (sampled)
         self._load_pids, self._last_write = [], None
+        self._throttled0 = {}       # each budgeted tier's throttled seconds at the start (cpubudget.py)
         self._load_declared = None  # the load tool's declared capacity, the most seen (loadcap.py)
         self._lb_declared = None    # the balancer's, the most seen (lbcap.py)
         self._first_look = self._last_look = None
@@ -284,6 +286,7 @@ class Sampler:
         kids = procs.children_map()
         self._t0 = time.monotonic()
         self._cpu0 = {t: procs.cpu_seconds(self._pids(t, kids)) for t in self.names}
+        self._throttled0 = {t: cpubudget.throttled_s(self.roots[t][0]) for t in self.names if self.roots[t]}
         self._rusage0 = os.times()
         self._machine0 = _machine_seconds()
         web = self.roots["web"]
@@ -356,10 +359,24 @@ class Sampler:
         # wait is the budget's, not a core taken by other work, so a budgeted tier is as busy as
         # the share of its budget it used.
         waited = 0.0 if quota else wait_share
+        busy = min(1.0, ((cpu + writing) / elapsed + waited) / capacity) if elapsed > 0 else 0.0
+        # ... and at least as busy as the share of the step's periods in which it ran out of its
+        # budget: several threads under a quota smaller than the scheduler's slice leave some of it
+        # unused on one CPU while another CPU's thread waits, so a tier at its limit every period
+        # can show 80 % of its budget in CPU
+        throttled = self._throttled(tier)
+        if quota and throttled is not None and elapsed > 0:
+            busy = max(busy, min(1.0, throttled / elapsed))
         return {"cpu_s": cpu, "wait_s": wait, "writing_s": writing, "elapsed_s": elapsed,
                 "cores_used": cpu / elapsed if elapsed > 0 else 0.0,
                 "capacity": capacity, "allowed": cores, "active_threads": active,
-                "busy": min(1.0, ((cpu + writing) / elapsed + waited) / capacity) if elapsed > 0 else 0.0}
+                "throttled_s": throttled, "busy": busy}
+
+    def _throttled(self, tier):
+        """Seconds of the step's periods in which the tier's budget ran out, or None (no budget)."""
+        first = self._throttled0.get(tier)
+        last = cpubudget.throttled_s(self.roots[tier][0]) if self.roots[tier] else None
+        return None if first is None or last is None else max(0.0, last - first)
 
     def _signals(self):
         web = self.roots["web"]

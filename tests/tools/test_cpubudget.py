@@ -1,6 +1,6 @@
 """sutlab_lab/cpubudget.py on hand-made /proc and cgroup trees: which hierarchy it finds (v1's cpu
 controller, v2's unified one), a pid's CFS quota read back in cores from either (the sampler caps a
-tier's capacity with it), a budget set up and taken down in a fabricated v2 tree (the parent's
+tier's capacity with it) and the periods it ran out of it, a budget set up and taken down in a fabricated v2 tree (the parent's
 +cpu, the child's cpu.max, each pid moved in and back where it came from), and a budget that is
 no budget refused."""
 
@@ -68,7 +68,22 @@ class V1(Trees):
         self.assertIsNone(cpubudget.quota_cores(42, root="/nonexistent", proc="/nonexistent"))
 
 
+    def test_throttled_periods_in_seconds(self):
+        self.v1("cpu:/lab-db", 5000, 10000)
+        write(os.path.join(self.cg, "cpu", "lab-db", "cpu.stat"),
+              "nr_periods 400\nnr_throttled 150\nthrottled_time 9000000\n")
+        self.assertAlmostEqual(cpubudget.throttled_s(42, root=self.cg, proc=self.proc), 1.5)  # 150 x 10 ms
+        self.v1("cpu:/lab-db", -1)  # no quota: nothing to run out of
+        self.assertIsNone(cpubudget.throttled_s(42, root=self.cg, proc=self.proc))
+
+
 class V2(Trees):
+    def test_throttled_periods_in_seconds(self):
+        self.v2("2500 10000")
+        write(os.path.join(self.cg, "sutlab-lab", "db-1", "cpu.stat"),
+              "usage_usec 10\nnr_periods 9\nnr_throttled 7\nthrottled_usec 50\n")
+        self.assertAlmostEqual(cpubudget.throttled_s(42, root=self.cg, proc=self.proc), 0.07)
+
     def test_found_and_read_back(self):
         self.v2("25000 10000")
         h = cpubudget.detect(self.cg)

@@ -112,7 +112,9 @@ class Sampler(unittest.TestCase):
         self.assertAlmostEqual(web["capacity"], 0.25, 2, web)
         self.assertGreater(web["wait_s"], web["cpu_s"], web)  # the bursts did wait for the quota
         self.assertLess(web["busy"], 0.85, web)
+        self.assertLess(web["throttled_s"], 0.85 * 2.0, web)  # throttled in under 85 % of the periods
         self.assertGreater(db["busy"], 0.9, db)
+        self.assertGreater(db["throttled_s"], 0.5, db)  # a burner runs out of its quota period after period
 
     def test_an_idle_process_is_idle(self):
         p = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"])
