@@ -239,7 +239,10 @@ defaults
     timeout client 60s
     timeout server 60s
     timeout http-keep-alive 10s
-    timeout check 2s
+    # a check waits like a request: a backend as slow as PHP (--app-cpu-us) queues /readyz behind
+    # its clients for seconds, and at 2s HAProxy ejected the one server of case php-fpm's ALB
+    # stage and answered 503 to all; a stopped backend still fails at once (connection refused)
+    timeout check 10s
     # a connection refused by a stopped backend is retried on another one at once
     retries 2
     retry-on conn-failure empty-response
