@@ -11,6 +11,7 @@ import csv
 import os
 import signal
 import subprocess
+import threading
 import time
 
 from . import cpubudget, report, tiers, verdict
@@ -124,7 +125,13 @@ def run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker=None
     step = Step(load.command(level, seconds, tag), os.path.join(out_dir, tag + ".log"))
     if inline_warmup:
         time.sleep(warmup)
-    first = window() if window else None
+    # the first scrape runs beside the measured seconds, not before them: a server that holds a
+    # request for seconds (sync workers as slow as PHP) answers it late, and waiting for it here
+    # let a load of fixed length end before the sampler started (every tier read 0 %)
+    first = {}
+    opening = threading.Thread(target=lambda: first.update(m=window()), daemon=True) if window else None
+    if opening:
+        opening.start()
     sampler = tiers.Sampler(dict(roots, load=[step.proc.pid]), scrape=scrape, load_rusage=True).start()
     bytes0, t0 = link_bytes(net[0]), time.monotonic()
     # the measured seconds only: a tool's shut-down (Locust's writes its reports for a second or
@@ -137,9 +144,12 @@ def run_level(load, level, roots, duration, warmup, out_dir, scrape, ticker=None
     usage, signals = sampler.stop()
     bytes1, t1 = link_bytes(net[0]), time.monotonic()
     last = window() if window else None
+    if opening:
+        opening.join()
     limit = seconds + load.timeout + 60
     code, output = step.wait(limit)
-    row = {"level": level, "tiers": usage, "net_iface": net[0], "net_capacity_Bps": net[1], "window": (first, last)}
+    row = {"level": level, "tiers": usage, "net_iface": net[0], "net_capacity_Bps": net[1],
+           "window": (first.get("m"), last)}
     if bytes0 is not None and bytes1 is not None and t1 > t0:
         # loopback counts each packet once each way: rx is what the load's side received
         row["net_rx_Bps"], row["net_tx_Bps"] = (bytes1[0] - bytes0[0]) / (t1 - t0), (bytes1[1] - bytes0[1]) / (t1 - t0)
