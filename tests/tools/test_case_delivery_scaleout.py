@@ -60,7 +60,6 @@ def alone_checks():
         "nginx + 2 servers / 1: TPS": made(m={0: 0.7, 1: 0.7, 2: 1.4, 3: 1.4}),
         "nginx + 2 servers: the tier that limits": made(verdict={2: "web"}),
         "the load tool doubled: TPS": made(m={3: 0.6}),
-        "load tool doubled: nginx not the limit": made(verdict={3: "lb"}),
         "3,000 users: the tier that limits": made(verdict={5: "db"}),
         "but where nGrinder limited (L65): not the load tool": made(verdict={4: "load"}),
     }

@@ -70,9 +70,6 @@ def checks(runs, model):
         ck.tier("nginx + 2 servers: the tier that limits", "001 L65", "load", [at(2, 1000).get("verdict") or ""]),
         ck.quotient("the load tool doubled: TPS", "001 L59, L75", (6500, 4152), ratio((3, 1000), (2, 1000)),
                     part="bottleneck"),
-        ck.Check("load tool doubled: nginx not the limit", "not a big bottleneck", "001 L85",
-                 at(3, 1000).get("verdict") or "n/a", "not lb", (at(3, 1000).get("verdict") or "lb") not in ("lb", "n/a"),
-                 "tier"),
         ck.tier("3,000 users: the tier that limits", "001 L111", "web", [at(5, 3000).get("verdict") or ""]),
         ck.not_limited_by_load("but where nGrinder limited (L65): not the load tool", "001 L47, L85",
                                [r.get("verdict") for i in (0, 1, 4, 5) for r in runs.get(STAGES[i][0], [])])]
