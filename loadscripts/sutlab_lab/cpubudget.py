@@ -192,16 +192,18 @@ def cgroup_path(pid, version=1, proc="/proc"):
     return None
 
 
+def _budgeted(pid, root, proc, hierarchy):
+    """(hierarchy, pid's cgroup path, (quota, period) in µs) when that group has a CFS quota, else None."""
+    h = hierarchy or detect(root)
+    path = cgroup_path(pid, h.version, proc) if h is not None else None
+    q = h.quota(path) if path and path != "/" else None
+    return (h, path, q) if q and q[1] > 0 else None
+
+
 def quota_cores(pid, root=ROOT, proc="/proc", hierarchy=None):
     """The CFS quota of pid's cgroup, in cores; None when it has none (or no hierarchy is there)."""
-    h = hierarchy or detect(root)
-    if h is None:
-        return None
-    path = cgroup_path(pid, h.version, proc)
-    if not path or path == "/":
-        return None
-    q = h.quota(path)
-    return q[0] / q[1] if q and q[1] > 0 else None
+    b = _budgeted(pid, root, proc, hierarchy)
+    return b[2][0] / b[2][1] if b else None
 
 
 def throttled_s(pid, root=ROOT, proc="/proc", hierarchy=None):
@@ -209,17 +211,14 @@ def throttled_s(pid, root=ROOT, proc="/proc", hierarchy=None):
     times the period, the same in v1 and v2); None when it has no quota. Over a step, its share of
     the step is how often the tier was at its budget's limit, which its CPU over the budget
     understates for several threads under a quota smaller than a scheduler slice."""
-    h = hierarchy or detect(root)
-    if h is None:
+    b = _budgeted(pid, root, proc, hierarchy)
+    if not b:
         return None
-    path = cgroup_path(pid, h.version, proc)
-    q = h.quota(path) if path and path != "/" else None
-    if not q:
-        return None
+    h, path, (_, period) = b
     for line in _read(os.path.join(h.mount, path.lstrip("/"), "cpu.stat")).splitlines():
         words = line.split()
         if len(words) == 2 and words[0] == "nr_throttled" and words[1].isdigit():
-            return int(words[1]) * q[1] / 1e6
+            return int(words[1]) * period / 1e6
     return None
 
 
