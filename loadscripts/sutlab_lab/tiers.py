@@ -114,10 +114,9 @@ def allowed_cores(pids):
 
 
 def _machine_seconds():
-    """CPU seconds the machine's tasks used (user, nice, system) plus what the hypervisor took
+    """CPU seconds the machine's tasks used (procs.machine_cpu_s) plus what the hypervisor took
     from it (steal), since boot."""
-    tasks, _, steal = procs.cpu_stat()
-    return (tasks + steal) / CLK_TCK
+    return procs.machine_cpu_s() + procs.cpu_stat()[2] / CLK_TCK
 
 
 def _allowed_of(pid):
@@ -195,11 +194,15 @@ class Sampler:
     roots: {tier: [pid, ...]} (missing or empty tiers are not measured; a name outside TIERS is
     measured as a tier of its own, as loadscripts/bench names its contenders); the load tier's root is
     the load tool, started by the caller, whose exited children's time is read from the caller's
-    own RUSAGE_CHILDREN (pass load_rusage=True). scrape: a callable returning the web's /metrics
-    as {name: value} of the two gauges (or None), sampled with the rest.
+    own RUSAGE_CHILDREN (pass load_rusage=True). roots["aside"]: processes of the lab's own beside
+    the tiers (a console the load prints to), whose CPU is neither a tier's nor work outside them.
+    scrape: a callable returning the web's /metrics as {name: value} of the two gauges (or None),
+    sampled with the rest.
     """
 
     def __init__(self, roots, scrape=None, load_rusage=False):
+        roots = dict(roots)
+        self.aside = [p for p in roots.pop("aside", None) or () if p]
         self.names = list(TIERS) + [t for t in roots if t not in TIERS]
         self.roots = {t: [p for p in roots.get(t) or () if p] for t in self.names}
         self.scrape = scrape
@@ -288,6 +291,7 @@ class Sampler:
         self._cpu0 = {t: procs.cpu_seconds(self._pids(t, kids)) for t in self.names}
         self._throttled0 = {t: cpubudget.throttled_s(self.roots[t][0]) for t in self.names if self.roots[t]}
         self._rusage0 = os.times()
+        self._aside0 = procs.cpu_seconds(tree(self.aside, kids)) if self.aside else 0.0
         self._machine0 = _machine_seconds()
         web = self.roots["web"]
         self._overflows0 = listen_overflows(web[0]) if web else None
@@ -316,21 +320,23 @@ class Sampler:
                         + now.children_system - self._rusage0.children_system)
             usage[t] = self._usage(t, max(cpu, 0.0), elapsed, kids)
         signals = self._signals()
-        signals["outside_cores"], signals["machine_busy"] = self._outside(usage, elapsed)
+        aside = procs.cpu_seconds(tree(self.aside, kids)) - self._aside0 if self.aside else 0.0
+        signals["outside_cores"], signals["machine_busy"] = self._outside(usage, elapsed, max(aside, 0.0))
         signals["timeline"] = self.timeline
         return usage, signals
 
-    def _outside(self, usage, elapsed):
-        """(cores used by work outside the tiers and this process over the step (>= 0), the share
-        of the machine's cores busy with anything). Kernel time spent on interrupts is left out
-        of both: on loopback it is mostly the run's own traffic. Ticks are 10 ms, so short steps
-        read to a few hundredths of a core."""
+    def _outside(self, usage, elapsed, aside=0.0):
+        """(cores used by work outside the tiers, this process and the processes aside (aside: their
+        CPU seconds over the step) (>= 0), the share of the machine's cores busy with anything).
+        Kernel time spent on interrupts is left out of both: on loopback it is mostly the run's own
+        traffic. The tiers' CPU is read in ticks
+        of 10 ms, so short steps read to a few hundredths of a core."""
         if elapsed <= 0:
             return None, None
         now = os.times()
         own = (now.user - self._rusage0.user) + (now.system - self._rusage0.system)
         machine = _machine_seconds() - self._machine0
-        outside = max(0.0, (machine - own - sum(u["cpu_s"] for u in usage.values())) / elapsed)
+        outside = max(0.0, (machine - own - aside - sum(u["cpu_s"] for u in usage.values())) / elapsed)
         return outside, min(1.0, machine / elapsed / (os.cpu_count() or 1))
 
     def _usage(self, tier, cpu, elapsed, kids):

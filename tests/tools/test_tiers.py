@@ -78,6 +78,25 @@ class Sampler(unittest.TestCase):
         self.assertGreater(usage["nginx"]["cpu_s"], 0.5 - 0.02, usage)
         self.assertLess(usage["postgres"]["cpu_s"], 0.2, usage)
 
+    def test_a_process_aside_is_no_tier_and_not_outside_them(self):
+        # two samplers over the same step, one told of the burner aside (a console the load prints
+        # to): work outside the tiers reads the burner's CPU less in the one that knows it, and
+        # neither makes it a tier; whatever else ran on the machine, both read it alike
+        burner, idle = self.start_burner(0.6, held=True), self.start_burner(0.0)
+        self.assertEqual(idle.stdout.readline().strip(), "done")
+        told = tiers.Sampler({"web": [idle.pid], "aside": [burner.pid]}).start()
+        blind = tiers.Sampler({"web": [idle.pid]}).start()
+        burner.stdin.write("go\n")
+        burner.stdin.flush()
+        self.assertEqual(burner.stdout.readline().strip(), "done")
+        usage_told, told_signals = told.stop()
+        usage_blind, blind_signals = blind.stop()
+        self.assertEqual(set(usage_told), {"web"})
+        moved = (blind_signals["outside_cores"] * usage_blind["web"]["elapsed_s"]
+                 - told_signals["outside_cores"] * usage_told["web"]["elapsed_s"])
+        self.assertGreater(moved, 0.6 - 0.15, (blind_signals["outside_cores"], told_signals["outside_cores"]))
+        self.assertLess(moved, 0.6 + 0.15, (blind_signals["outside_cores"], told_signals["outside_cores"]))
+
     def test_one_busy_thread_saturates_one_core(self):
         """Capacity is the threads that ran; busy counts CPU and the time spent waiting for a core,
         so a thread that burned all along is saturated however busy the machine is."""

@@ -38,14 +38,14 @@ def _ramp(ctx, term, printing, ramp):
 
 def run(ctx):
     seconds, levels, before = ctx.seconds(STEP_SECONDS), QUICK_LEVELS if ctx.quick else LEVELS, loadavg()
-    ctx.url = ramps.lab_url(ctx.netns)
-    term = ramps.Terminal(ctx.out)
+    ctx.url, term = ramps.lab_url(ctx.netns), ramps.Terminal(ctx.out)
     try:
         ctx.up("tiny", ["--workers", "1"], *(["--rate", LINK] if ctx.netns else []))
         common = ["--tool", "locust", "--tags", "rpc_echo", "--levels", levels, "--duration", str(seconds),
                   "--warmup", str(WARMUP), "--locust-arg=--echo-bytes=%d" % ECHO_BYTES]
         off = ctx.steps("print-off", common)
-        on = ctx.steps("print-on", common + ["--locust-arg=--print-responses=%s" % term.path])
+        on = ctx.steps("print-on", common + ["--locust-arg=--print-responses=%s" % term.path, "--aside-pid",
+                                             str(term.proc.pid)])  # the console: the lab's own, no tier's
         for r in on:  # the console's speed over each printing level's measured seconds
             r["console"] = term.speed(ramps.level_window(os.path.join(ctx.out, "print-on", "level-%d_seconds.csv"
                                                                       % r["level"]), WARMUP))

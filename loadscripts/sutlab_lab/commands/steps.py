@@ -64,6 +64,9 @@ def arguments(argv):
                    "in this order (loadscripts/spray --resolve)")
     p.add_argument("--out", help="directory for steps.csv, steps.png and the logs")
     panels.add_arguments(p, pids=True)
+    p.add_argument("--aside-pid", type=int, action="append", default=[],
+                   help="a process of the lab's own beside the tiers, such as the console a load script prints "
+                        "to (repeatable): its CPU is no tier's, and not work outside them either")
     p.add_argument("--load-workers", default="1", metavar="N|auto",
                    help="the load tool's workers: wrk -t N, hey -cpus N, Locust as a master and N workers "
                         "(auto: one per core the load may use); ab and httperf have none to add (default 1)")
@@ -170,7 +173,7 @@ def roots_of(args):
     roots = panels.tier_roots(args)
     if not roots.get("web"):
         raise Usage("no sutlab to measure: start the lab (infra/lab up) or give --web-pid")
-    return roots
+    return dict(roots, aside=args.aside_pid) if args.aside_pid else roots
 
 
 def make_load(args, out_dir):
@@ -215,7 +218,10 @@ def execute(args, levels, roots):
                              url=args.url)
     page.note_flags()
     print("load: %s; levels %s %s" % (what, ",".join(map(str, levels)), unit))
-    print("tiers: %s" % ", ".join("%s %s" % (t, ",".join(map(str, p))) for t, p in sorted(roots.items())))
+    print("tiers: %s" % ", ".join("%s %s" % (t, ",".join(map(str, p))) for t, p in sorted(roots.items())
+                                  if t != "aside"))
+    if roots.get("aside"):
+        print("aside (the lab's own, no tier's): %s" % ",".join(map(str, roots["aside"])))
     started = time.time()
     net = stepped.link(args.lab_var)
     rows = stepped.run(load, levels, roots, args.duration, args.warmup, out_dir,

@@ -139,6 +139,9 @@ class Smoke(unittest.TestCase):
                          sorted((p, t) for p in ("off", "on") for t in ("1 (1)", "100 (2)", "300 (6)", "600 (12)")))
         self.assertTrue(os.path.exists(os.path.join(self.out, "print-on", "steps.png")))
         self.assertTrue(os.path.exists(os.path.join(self.out, "ramp-on-100_time.png")))
+        # the console reached the sampler as the lab's own process, set aside from the tiers
+        with open(os.path.join(self.out, "commands.log")) as f:
+            self.assertRegex(f.read(), r"aside \(the lab's own, no tier's\): \d+")
 
     def test_count_pagination_runs_each_arm_with_its_flag(self):
         """The mechanism, not its gain: each arm's stage ran with its --count-pagination in force
