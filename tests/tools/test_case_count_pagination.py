@@ -133,5 +133,72 @@ class Fits(unittest.TestCase):
         self.assertIn("less PostgreSQL's own 20000 us", self.fit("--db-work").check(self.m).band)
 
 
+class AnchorUnit(unittest.TestCase):
+    """calibrate.on_anchor: the --db-work unit read again on a fabricated run of the anchor L180,
+    under its budget; the knob moves by what the reading says, and a run at the row's own share
+    leaves it where it was."""
+
+    THEIRS = 0.25 * 2 / 19 * 1e6  # L180's database CPU a request, µs
+
+    def setUp(self):
+        self.m = model(cp, S, own=calibrate.Own(400.0, 300.0, 2.0, {"/api/articles": 0.3}, 100.0),
+                       work_us=2.0, count_us_per_row=0.2)
+        self.fit = next(f for f in cp.FITS if f.knob == "--db-work")
+
+    def test_the_unit_from_one_reading(self):
+        # 6504 units a statement, 2 statements: a request of 52,632 us (35 % of a core at 6.65 req/s)
+        # carried 52,332 us beyond PostgreSQL's own 300: 4.02 us a unit, twice the idle reading
+        unit = calibrate.anchor_unit(6504, 2.0, 300.0, 35.0, 6.65)
+        self.assertAlmostEqual(unit, (1e4 * 35.0 / 6.65 - 300.0) / (6504 * 2.0))
+        self.assertIsNone(calibrate.anchor_unit(0, 2.0, 300.0, 35.0, 6.65))     # no work carried
+        self.assertIsNone(calibrate.anchor_unit(6504, 2.0, None, 35.0, 6.65))   # not the lab's database
+        self.assertIsNone(calibrate.anchor_unit(6504, 2.0, 300.0, None, 6.65))  # its CPU not read
+        self.assertIsNone(calibrate.anchor_unit(6504, 2.0, 300.0, 0.1, 6.65))   # nothing beyond its own
+
+    def run_rounds(self, shares):
+        """on_anchor over fabricated anchor runs whose database took shares[i] of a core (%), at
+        L180's rate in the model; returns the restarts and the knob each round ran with."""
+        ran, restarts, notes = [], [], []
+        model = self.m
+
+        class Ctx:
+            def steps(self, label, args):
+                ran.append((label, model.knob("--db-work")))
+                return [{"rps": 19 * S, "cpu_db_pct": shares[len(ran) - 1]}]
+
+            def note(self, line):
+                notes.append(line)
+
+        calibrate.on_anchor(Ctx(), self.m, "anchor-L180", lambda: restarts.append(1), ["--levels", "8"])
+        return ran, restarts, notes
+
+    def test_a_unit_twice_as_dear_halves_the_knob(self):
+        before = self.fit.value(self.m)
+        self.assertEqual(before, round((self.THEIRS - 300) / 2.0 / 2.0))
+        per_request = 300 + 2 * (self.THEIRS - 300)  # every unit cost 4 us, not 2
+        ran, restarts, notes = self.run_rounds([per_request * 19 * S / 1e4, self.THEIRS * 19 * S / 1e4])
+        self.assertEqual([label for label, _ in ran], ["anchor-L180-1", "anchor-L180-2"])
+        self.assertEqual(len(restarts), 2)
+        self.assertEqual(ran[0][1], before)
+        self.assertAlmostEqual(ran[1][1], before / 2, delta=1)
+        # the second run held the row's own share: the unit it reads leaves the knob where it was
+        self.assertAlmostEqual(self.fit.value(self.m), before / 2, delta=1)
+        self.assertIn("read on the anchor under its budget (anchor-L180, round 2", self.fit.check(self.m).band)
+        self.assertEqual(len(notes), 2)
+
+    def test_a_run_that_reads_nothing_keeps_the_unit(self):
+        ran, _, notes = self.run_rounds([None, None])
+        self.assertEqual(len(ran), 1)
+        self.assertEqual(self.m.measured["work_us"], 2.0)
+        self.assertIn("unit not read", notes[0])
+        self.assertIn("the fastest of five on the idle database", self.fit.check(self.m).band)
+
+    def test_a_database_not_the_labs_runs_no_anchor(self):
+        self.m.measured["own"] = calibrate.Own(400.0, None, 2.0, {"/api/articles": 0.3}, 100.0)
+        ran, restarts, notes = self.run_rounds([25.0, 25.0])
+        self.assertEqual((ran, restarts), ([], []))
+        self.assertIn("not read here", notes[0])
+
+
 if __name__ == "__main__":
     unittest.main()

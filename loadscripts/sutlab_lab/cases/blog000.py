@@ -64,14 +64,15 @@ def app_cpu_fit(cite, rps, web, knob="--app-cpu-us"):
 
 def db_work_fit(cite, rps, db):
     """--db-work: the database's CPU a request on the row, less PostgreSQL's own, per statement,
-    in units of the work loop (calibrate.work_speed)."""
+    in units of the work loop (calibrate.work_speed, then calibrate.on_anchor)."""
     def compute(f, model):
         theirs, own, work = per_request_us(f["rps"], f["db"]), model.measured["own"], model.measured["work_us"]
         units = max(0, int(round((theirs - (own.db_us or 0)) / max(own.statements, 1e-9) / work)))
         return units, "%g %% x %d vCPU / %d req/s = %.0f us; less PostgreSQL's own %s; over %.2f statements " \
-                      "a request; %.1f us a unit of --db-work here" % (
+                      "a request; %.1f us a unit of --db-work here, %s" % (
                           f["db"], VCPU, f["rps"], theirs, "(not read: not the lab's database)" if own.db_us is None
-                          else "%.0f us" % own.db_us, own.statements, work)
+                          else "%.0f us" % own.db_us, own.statements, work,
+                          model.measured.get("work_from", "the fastest of five on the idle database"))
     return Fit("--db-work", cite, dict(rps=rps, db=db), compute)
 
 
@@ -120,8 +121,9 @@ def prepare(ctx, model, flags, seconds, warmup):
     the write-up's think time; then the fitted size seeded (small for a quick look) and, at another
     size, a second calibration there: PostgreSQL's own cost a request grows with the data (without
     the name index, a profile scans every user), and the cost fits take what sutlab and PostgreSQL
-    spend at the size the runs use (the size itself stays the first calibration's). Returns the
-    knobs, [--app-cpu-us N, --db-work K], for the runs' flags."""
+    spend at the size the runs use (the size itself stays the first calibration's); last, the
+    --db-work unit read on the anchor L180 itself, under its budget (calibrate.on_anchor). Returns
+    the knobs, [--app-cpu-us N, --db-work K], for the runs' flags."""
     ctx.up("small", BASE + flags)
     ctx.lab("seed", "small")
     if model.full:
@@ -136,4 +138,12 @@ def prepare(ctx, model, flags, seconds, warmup):
         model.measured["own_small"] = model.measured["own"]
         with dbindex.dropped(ctx.run, dbindex.USERS_BY_NAME):
             calibrate.measure(ctx, model, args, database=False, label="calibrate-" + size)
+    anchor = load("locust", [8], seconds, warmup) + SCENARIO + think_args(model)
+    with dbindex.dropped(ctx.run, dbindex.USERS_BY_NAME):
+        calibrate.on_anchor(ctx, model, "anchor-L180", lambda: ctx.lab(
+            "restart", "--", *(BASE + ["--no-count-pagination"] + _knobs(model))), anchor)
+    return _knobs(model)
+
+
+def _knobs(model):
     return ["--app-cpu-us", str(model.knob("--app-cpu-us")), "--db-work", str(model.knob("--db-work"))]

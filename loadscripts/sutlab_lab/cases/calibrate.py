@@ -6,7 +6,8 @@ request and what sutlab and PostgreSQL spend here, so they are measured, not gue
   own(ctx, label, steps_args)   one stage at full speed (no budget, no knob): sutlab's CPU, the
                                 database's CPU and the app's statements per app request, and the
                                 share of the requests on each route (Own)
-  work_speed()                  µs of PostgreSQL's CPU per unit of --db-work on this machine
+  work_speed()                  µs of PostgreSQL's CPU per unit of --db-work on this machine, idle
+  on_anchor(ctx, model, ...)    that unit read again on the fit's own row, under its budget
   count_us_per_row()            what count(*) over the articles costs a row here
 
 Each is printed in the fits' arithmetic, so a reader sees what was measured and what was fitted.
@@ -79,6 +80,47 @@ def work_speed(units=200, db_url=None):
     """µs of the database's CPU per --db-work unit: sutlab_work(units) timed on the idle database
     (the shortest of five: wall time is CPU time on an idle core), divided by units."""
     return 1000.0 * _psql_times("SELECT sutlab_work(%d)" % units, db_url=db_url) / units
+
+
+def anchor_unit(units, statements, own_db_us, db_pct, rps):
+    """µs a --db-work unit cost on a run of the anchor row: the database's CPU a request there
+    (db_pct % of a core over rps req/s), less PostgreSQL's own a request (own_db_us, at full
+    speed), over the units a request carried (units a statement x statements). None when the run
+    cannot say: no work carried, the database's CPU not read, or nothing beyond its own."""
+    if not units or not rps or db_pct is None or own_db_us is None or statements <= 0:
+        return None
+    work = 1e4 * db_pct / rps - own_db_us
+    return work / (units * statements) if work > 0 else None
+
+
+def on_anchor(ctx, model, label, restart, steps_args, rounds=2):
+    """model.measured["work_us"] read on the anchor row itself, under its budget, `rounds` times.
+    work_speed's fastest of five on an idle database is a unit's best case; under the runs'
+    budgets, with both cores busy, a unit cost 1.5-2x that (the quiet runs of 2026-12-07), so
+    every request carried that much more database CPU than its row. Each round restarts the lab
+    with the knob as fitted (restart()), runs the anchor (steps_args, budgeted), reads what a unit
+    cost there (anchor_unit) and fits again: the anchor's database share becomes its row's, as a
+    fit's row should, and every other row stays a prediction. A database whose CPU the lab cannot
+    read (SUTLAB_LAB_DB_URL) keeps the idle unit, said in OUT/commands.log."""
+    own = model.measured["own"]
+    if own.db_us is None:
+        ctx.note("# --db-work: the database's CPU is not read here; the unit stays the idle database's")
+        return
+    model.measured["work_from"] = "the fastest of five on the idle database"
+    for i in range(rounds):
+        units = model.knob("--db-work")
+        restart()
+        r = ctx.steps("%s-%d" % (label, i + 1), steps_args)[-1]
+        db, rps = num(r, "cpu_db_pct"), num(r, "rps")
+        unit = anchor_unit(units, own.statements, own.db_us, db, rps)
+        ctx.note("# --db-work on the anchor, round %d: %s units a statement, db %s %% of a core at %s req/s: %s" % (
+            i + 1, units, db, rps, "unit not read" if unit is None else "%.1f us a unit (was %.1f)" % (
+                unit, model.measured["work_us"])))
+        if unit is None:
+            return
+        model.measured["work_us"] = unit
+        model.measured["work_from"] = "read on the anchor under its budget (%s, round %d: %s units, db %.1f %% of " \
+                                      "a core at %.1f req/s)" % (label, i + 1, units, db, rps)
 
 
 def count_us_per_row(db_url=None):

@@ -30,6 +30,7 @@ for n, rows in ((2, {2: ("L123", 55, 36, 20), 4: ("L124", 63, 40, 21), 8: ("L125
     STAGES["show_articles, %d" % n] = (n, "--app-cpu-us, show_articles", ("show_articles", ",".join(map(str, rows))),
                                        (), 2, rows)
 ANCHORS = {"L59", "L79", "L96", "L123"}
+ANCHOR_STAGE = "show_articles, 2"  # L123's: the --db-work unit is read on it (calibrate.on_anchor)
 
 
 def _php(line, rps, cpu):

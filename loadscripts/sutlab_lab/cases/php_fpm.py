@@ -23,10 +23,10 @@ def run(ctx):
                 if up is None and not model.full:  # sutlab's own costs of show_articles, at full speed
                     calibrate.measure(ctx, model, load("locust", [2], secs, 2) + ["--tags", "show_articles"])
                 up = opts
-            flags = SYNC + ["--workers", str(workers), "--app-cpu-us", str(model.knob(knob))]
-            if name.startswith("show"):
-                flags += ["--db-work", str(model.knob("--db-work")), "--db-latency-ms", str(model.knob("--db-latency-ms"))]
-            LabRestart(ctx).apply(flags, name)
+            if name == fpm.ANCHOR_STAGE and not model.full:  # the --db-work unit read on L123 itself, budgeted
+                calibrate.on_anchor(ctx, model, "anchor-L123", lambda: LabRestart(ctx).apply(
+                    flags(model, name, workers, knob), name), load("locust", [2], secs, 2) + ["--tags", tool])
+            LabRestart(ctx).apply(flags(model, name, workers, knob), name)
             runs[name] = ctx.steps(name.replace(", ", "-").replace(" ", "-"), load("ab", levels, secs, 2, path=(
                 "/health_check")) if tool == "ab" else load("locust", levels, secs, 2) + ["--tags", tool])
     finally:
@@ -36,6 +36,12 @@ def run(ctx):
     return ["`--db-mode sync`, the children as workers, %d s a level; load average %s before, %s after" % (
         secs, before, loadavg()), runs_table(["stage", "clients", "req/s", "mean ms", "web CPU %", "db CPU %", "verdict"],
                                               shown, ("rps", "mean_ms", "web", "db", "verdict"))], checks(runs, model)
+
+
+def flags(model, name, workers, knob):
+    out = SYNC + ["--workers", str(workers), "--app-cpu-us", str(model.knob(knob))]
+    return out + (["--db-work", str(model.knob("--db-work")), "--db-latency-ms", str(model.knob("--db-latency-ms"))]
+                  if name.startswith("show") else [])
 
 
 def checks(runs, model):
