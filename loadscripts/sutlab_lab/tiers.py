@@ -114,9 +114,9 @@ def allowed_cores(pids):
 
 
 def _machine_seconds():
-    """CPU seconds the machine's tasks used (procs.machine_cpu_s) plus what the hypervisor took
-    from it (steal), since boot."""
-    return procs.machine_cpu_s() + procs.cpu_stat()[2] / CLK_TCK
+    """CPU seconds the machine's tasks used (cpubudget.machine_cpu_s) plus what the hypervisor
+    took from it (steal), since boot."""
+    return cpubudget.machine_cpu_s() + procs.cpu_stat()[2] / CLK_TCK
 
 
 def _allowed_of(pid):

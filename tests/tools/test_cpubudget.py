@@ -5,12 +5,14 @@ tier's capacity with it) and the periods it ran out of it, a budget set up and t
 no budget refused."""
 
 import os
+import shutil
 import tempfile
 import unittest
 from unittest import mock
 
 import toolstest  # noqa: F401 - puts loadscripts/ on the path (package sutlab_lab)
 from sutlab_lab import cpubudget  # noqa: E402,I100
+from sutlab_lab.services import procs  # noqa: E402,I100
 
 
 def write(path, text):
@@ -136,6 +138,21 @@ class Refused(unittest.TestCase):
     def test_a_tiny_budget_keeps_a_millisecond(self):
         self.assertEqual(cpubudget.quota_us(0.01), 1000)
         self.assertEqual(cpubudget.quota_us(0.5), 5000)
+
+
+class MachineCpu(unittest.TestCase):
+    def test_the_machines_cpu_from_the_root_cgroup_v1_then_v2_then_proc_stat(self):
+        root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, root)
+        os.makedirs(os.path.join(root, "cpuacct"))
+        with open(os.path.join(root, "cpu.stat"), "w") as f:
+            f.write("usage_usec 7500000\nuser_usec 5000000\nsystem_usec 2500000\n")
+        self.assertAlmostEqual(cpubudget.machine_cpu_s(root), 7.5)  # v2: no cpuacct.usage
+        with open(os.path.join(root, "cpuacct", "cpuacct.usage"), "w") as f:
+            f.write("12345000000\n")
+        self.assertAlmostEqual(cpubudget.machine_cpu_s(root), 12.345)  # v1 first
+        ticks = cpubudget.machine_cpu_s(os.path.join(root, "none"))  # neither: /proc/stat's ticks
+        self.assertAlmostEqual(ticks, procs.cpu_stat()[0] / procs.CLK_TCK, delta=5.0)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 sockets of this machine (no sutlab needed: a Python HTTP server stands in)."""
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -148,19 +147,6 @@ class Procs(unittest.TestCase):
         self.assertEqual(env["SUTLAB_OK"], "1")
         self.assertEqual(len(procs.loadavg().split()), 3)
         self.assertEqual(len(procs.cpu_stat(min(os.sched_getaffinity(0)))), 3)
-
-    def test_the_machines_cpu_from_the_root_cgroup_v1_then_v2_then_proc_stat(self):
-        root = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, root)
-        os.makedirs(os.path.join(root, "cpuacct"))
-        with open(os.path.join(root, "cpu.stat"), "w") as f:
-            f.write("usage_usec 7500000\nuser_usec 5000000\nsystem_usec 2500000\n")
-        self.assertAlmostEqual(procs.machine_cpu_s(root), 7.5)  # v2: no cpuacct.usage
-        with open(os.path.join(root, "cpuacct", "cpuacct.usage"), "w") as f:
-            f.write("12345000000\n")
-        self.assertAlmostEqual(procs.machine_cpu_s(root), 12.345)  # v1 first
-        ticks = procs.machine_cpu_s(os.path.join(root, "none"))  # neither: /proc/stat's ticks
-        self.assertAlmostEqual(ticks, procs.cpu_stat()[0] / procs.CLK_TCK, delta=5.0)
 
 
 class ServerAndClient(unittest.TestCase):

@@ -5,9 +5,8 @@ the environment a server is started in.
 psutil (python3-psutil) reads /proc for the trees, their CPU and memory and the listening pid.
 Read here by hand: schedstat (psutil has no run/wait split), a process's thread ids (the task
 directory, where tiers.py reads each thread's schedstat: psutil's threads() reads every thread's
-stat file besides, twice the files per look), the machine's CPU lines of /proc/stat (psutil
-numbers CPUs by position among those online, cpu_stat by their number) and the root cgroup's CPU
-count (machine_cpu_s).
+stat file besides, twice the files per look) and the machine's CPU lines of /proc/stat (psutil
+numbers CPUs by position among those online, cpu_stat by their number).
 """
 
 import ctypes
@@ -221,28 +220,6 @@ def cpu_stat(cpu=None):
                 v = [int(x) for x in line.split()[1:9]]
                 return v[0] + v[1] + v[2], v[5] + v[6], v[7]
     raise OSError("no %sline in /proc/stat" % head)
-
-
-def machine_cpu_s(cgroupfs="/sys/fs/cgroup"):
-    """CPU seconds every task of the machine used since boot, from the root cgroup's own count
-    (v1: cpuacct/cpuacct.usage in ns; v2: cpu.stat's usage_usec), else from /proc/stat's ticks.
-    Why not /proc/stat first: its user and system columns are sampled at each tick, and under
-    CFS quotas (cpubudget.py) tasks that run for a fraction of a tick and are throttled get
-    charged whole ticks: measured here, 1.09 and 1.28 cores from /proc/stat against 0.96 and 0.97
-    from cpuacct.usage and 1.01 and 1.03 summed over the processes, for the same two steps."""
-    try:
-        with open(os.path.join(cgroupfs, "cpuacct", "cpuacct.usage")) as f:
-            return int(f.read()) / 1e9
-    except (OSError, ValueError):
-        pass
-    try:
-        with open(os.path.join(cgroupfs, "cpu.stat")) as f:
-            for line in f:
-                if line.startswith("usage_usec "):
-                    return int(line.split()[1]) / 1e6
-    except (OSError, ValueError):
-        pass
-    return cpu_stat()[0] / CLK_TCK
 
 
 def loadavg():
