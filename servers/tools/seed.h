@@ -9,7 +9,8 @@
  * recreated (and so checked) before the commit, which is several times faster
  * than checking and indexing row by row. Afterwards every serial sequence is
  * moved past the largest id, so the application's own inserts do not collide
- * with fixture rows, and the tables are ANALYZEd.
+ * with fixture rows, and the tables are vacuumed (FREEZE, ANALYZE): all
+ * pages visible, statistics fresh, nothing left for autovacuum to do later.
  *
  * A database that already holds fixture rows is refused unless force is set;
  * with force, the fixture tables and sessions are truncated first, in the
