@@ -318,10 +318,30 @@ static int reset_sequences(PGconn *conn, const char *table, char *err, size_t er
     return 0;
 }
 
+/* After the commit (VACUUM cannot run in a transaction): the tables in the
+ * state autovacuum would leave them in, before the first request rather than
+ * at a moment of its choosing. Freshly loaded pages are not yet all-visible,
+ * so until a vacuum count(*) reads every heap page (1M articles: ~0.3 us a
+ * row) instead of the primary key's index (~0.05 us a row), and autovacuum's
+ * own work lands inside whatever run is under way; ANALYZE gives the planner
+ * its statistics. */
+static int vacuum_tables(PGconn *conn, const char *list, size_t ntables, FILE *progress, char *err, size_t errlen)
+{
+    char sql[2200];
+    struct timespec step;
+
+    clock_gettime(CLOCK_MONOTONIC, &step);
+    snprintf(sql, sizeof(sql), "VACUUM (FREEZE, ANALYZE) %s", list);
+    if (pgutil_exec(conn, sql, err, errlen) != 0)
+        return -1;
+    fprintf(progress, "vacuum, analyze: %zu tables (%.1f s)\n", ntables, pgutil_elapsed(&step));
+    return 0;
+}
+
 int seed_run(PGconn *conn, const seed_options_t *opts, FILE *out, FILE *progress, char *err, size_t errlen)
 {
     int present[NTABLES];
-    char hash[128], list[2048] = "", sql[2200];
+    char hash[128], list[2048] = "";
     struct timespec start, step;
     seed_ctx_t ctx = {.size = opts->size, .seed = opts->seed, .password_hash = hash};
     size_t ntables = 0;
@@ -385,18 +405,8 @@ int seed_run(PGconn *conn, const seed_options_t *opts, FILE *out, FILE *progress
     if (pgutil_exec(conn, "COMMIT", err, errlen) != 0)
         goto fail;
 
-    /* After the commit (VACUUM cannot run in a transaction): the tables in
-     * the state autovacuum would leave them in, before the first request
-     * rather than at a moment of its choosing. Freshly loaded pages are not
-     * yet all-visible, so until a vacuum count(*) reads every heap page
-     * (1M articles: ~0.3 us a row) instead of the primary key's index
-     * (~0.05 us a row), and autovacuum's own work lands inside whatever run
-     * is under way; the planner also gets its statistics (ANALYZE). */
-    clock_gettime(CLOCK_MONOTONIC, &step);
-    snprintf(sql, sizeof(sql), "VACUUM (FREEZE, ANALYZE) %s", list);
-    if (pgutil_exec(conn, sql, err, errlen) != 0)
+    if (vacuum_tables(conn, list, ntables, progress, err, errlen) != 0)
         return -1;
-    fprintf(progress, "vacuum, analyze: %zu tables (%.1f s)\n", ntables, pgutil_elapsed(&step));
     fprintf(out, "seeded size %s with seed %llu: %zu tables in %.1f s\n", opts->size->name,
             (unsigned long long)opts->seed, ntables, pgutil_elapsed(&start));
     return 0;
